@@ -1,0 +1,97 @@
+"""One exception hierarchy for cudaenv.
+
+Every error the library raises on purpose derives from :class:`CudaEnvError`; where a
+built-in exception means the same thing, the subclass inherits it too, so callers can catch
+either (``except FileNotFoundError`` still works for a missing problem directory).
+"""
+
+from __future__ import annotations
+
+
+class CudaEnvError(Exception):
+    """Root of every error cudaenv raises on purpose."""
+
+
+class SpecError(CudaEnvError, ValueError):
+    """A problem spec, datapack record or config is malformed.
+
+    The message names the file (or source), the task_id and the field where known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        task_id: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.source = source
+        self.task_id = task_id
+        self.field = field
+        where = ", ".join(
+            f"{k}={v}"
+            for k, v in (("file", source), ("task_id", task_id), ("field", field))
+            if v
+        )
+        super().__init__(f"{message} ({where})" if where else message)
+
+
+class UnsafePathError(SpecError):
+    """A path is absolute, escapes its root, or collides with a protected path."""
+
+
+class IntegrityError(SpecError):
+    """A datapack line does not match the hash recorded in its metadata."""
+
+
+class ProblemNotFoundError(CudaEnvError, KeyError):
+    """No problem with the requested task_id exists in the suite."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "problem not found"
+
+
+class SourceNotFoundError(CudaEnvError, FileNotFoundError):
+    """A suite source (directory, archive, hub repo) does not exist or cannot be read."""
+
+
+class SandboxError(CudaEnvError, RuntimeError):
+    """A sandbox failed for infrastructure reasons (not the agent's fault)."""
+
+
+class SandboxPathError(SandboxError, PermissionError):
+    """A sandbox path resolves outside the workspace."""
+
+
+class SandboxClosedError(SandboxError):
+    """An operation was attempted on a closed sandbox."""
+
+
+class SandboxTimeoutError(SandboxError, TimeoutError):
+    """A sandbox lifecycle operation (not an agent command) timed out."""
+
+
+class GradingError(CudaEnvError, RuntimeError):
+    """Grading could not be carried out (infrastructure fault, never a verdict)."""
+
+
+class ToolError(CudaEnvError, ValueError):
+    """An agent action names an unknown tool or carries bad arguments."""
+
+
+class ModeError(CudaEnvError, ValueError):
+    """A mode was asked of a problem that cannot support it (e.g. optimize without benchmark)."""
+
+
+class AgentError(CudaEnvError, RuntimeError):
+    """An agent failed to run (model server unreachable, CLI missing)."""
+
+
+class MissingExtraError(CudaEnvError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, module: str, extra: str) -> None:
+        super().__init__(
+            f"{module!r} is not installed; install it with: pip install 'cudaenv[{extra}]'"
+        )

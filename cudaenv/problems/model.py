@@ -1,0 +1,247 @@
+"""The Problem model: every field of the ComputeEval problem spec, plus our hidden fields.
+
+Datapack records name the language ``type``; authoring specs (``problem-spec.yaml``) name it
+``problem_type``. Both are accepted. Unknown top-level fields are rejected (a typo must not
+silently change grading); unknown ``metadata`` keys are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date as Date
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
+
+from cudaenv.problems.paths import check_relative_path, check_unique
+
+ProblemType = Literal["cuda_cpp", "cuda_python"]
+PROBLEM_SCHEMA_VERSION = 2
+SOLUTION_SCHEMA_VERSION = 1
+
+
+class SourceFile(BaseModel):
+    """One file: a relative POSIX path and its text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    content: str
+
+    @field_validator("path")
+    @classmethod
+    def _safe_path(cls, v: str) -> str:
+        return check_relative_path(v)
+
+
+def _check_file_list(files: list[SourceFile], field: str) -> list[SourceFile]:
+    check_unique((f.path for f in files), field=field)
+    return files
+
+
+class ProcessTiming(BaseModel):
+    """Wall clock of the whole benchmark process, measured by the grader."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["process"] = "process"
+
+
+class KernelsTiming(BaseModel):
+    """Sum of GPU kernel durations whose names match include and not exclude (globs)."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["kernels"] = "kernels"
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+
+
+class RegionTiming(BaseModel):
+    """Time inside NVTX ranges whose names match; kernel time or wall clock of the range."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["region"] = "region"
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    time_type: Literal["kernel", "wall_clock"] = "kernel"
+
+
+class GpuTiming(BaseModel):
+    """All kernel time plus all memory copy time."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["gpu"] = "gpu"
+
+
+class CustomTiming(BaseModel):
+    """Self-reported ``COMPUTE_EVAL_TIME_MS: <ms>``; honoured only when the problem opts in."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["custom"] = "custom"
+
+
+TimingMode = Annotated[
+    ProcessTiming | KernelsTiming | RegionTiming | GpuTiming | CustomTiming,
+    Field(discriminator="type"),
+]
+
+
+class SourceReferences(BaseModel):
+    """APIs a solution must use: every name in ``all`` and at least one of ``any``."""
+
+    model_config = ConfigDict(extra="forbid")
+    all: list[str] | None = None
+    any: list[str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"all": [data], "any": None}
+        if isinstance(data, list):
+            return {"all": data, "any": None}
+        return data
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> SourceReferences:
+        if self.all is None and self.any is None:
+            raise ValueError("source_references needs at least one of 'all' or 'any'")
+        return self
+
+
+class Metadata(BaseModel):
+    """Free-form problem metadata; the known keys are typed, the rest are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+    difficulty: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    releases: list[str] = Field(default_factory=list)
+    do_not_release: bool = False
+
+
+class Solution(BaseModel):
+    """A solution record as in a ComputeEval solutions datapack (``type: file``)."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_version: int = SOLUTION_SCHEMA_VERSION
+    type: Literal["file", "patch"] = "file"
+    task_id: str
+    files: list[SourceFile] = Field(default_factory=list)
+    patch: str | None = None
+
+    @field_validator("files")
+    @classmethod
+    def _unique(cls, v: list[SourceFile]) -> list[SourceFile]:
+        return _check_file_list(v, "files")
+
+    @model_validator(mode="after")
+    def _patch_has_text(self) -> Solution:
+        if self.type == "patch" and not self.patch:
+            raise ValueError("a 'patch' solution needs a non-empty 'patch' field")
+        return self
+
+
+class Problem(BaseModel):
+    """One CUDA programming problem.
+
+    ``solution`` (the reference) is hidden from agents and never written to ``problems.jsonl``;
+    ``baseline_solution`` is the known-good slower solution used as the speedup denominator.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    task_id: str = Field(min_length=1)
+    problem_type: ProblemType = Field(alias="type")
+    schema_version: int = PROBLEM_SCHEMA_VERSION
+    date: Date | None = None
+    group: str = Field(min_length=1)
+    prompt: str = Field(min_length=1)
+    metadata: Metadata = Field(default_factory=Metadata)
+    context_files: list[SourceFile] = Field(default_factory=list)
+    test_files: list[SourceFile] = Field(default_factory=list)
+    source_references: SourceReferences | None = None
+    build_command: str | None = None
+    test_command: str = Field(min_length=1)
+    benchmark_command: str | None = None
+    timing_mode: TimingMode = Field(default_factory=ProcessTiming)
+    min_cuda_toolkit: str | None = None
+    compute_capability: str | None = "8.0"
+    requires_datacenter_gpu: bool = False
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    base_image: str | None = None
+    arch_list: list[str] | None = None
+    baseline_solution: Solution | None = None
+    solution: Solution | None = Field(default=None, exclude=True)
+    allow_context_override: bool = False
+
+    _content_hash: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_both_type_names(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "problem_type" in data and "type" not in data:
+            data = dict(data)
+            data["type"] = data.pop("problem_type")
+        if isinstance(data, dict) and isinstance(data.get("timing_mode"), str):
+            data = dict(data)
+            data["timing_mode"] = {"type": data["timing_mode"]}
+        return data
+
+    @field_validator("context_files")
+    @classmethod
+    def _ctx_unique(cls, v: list[SourceFile]) -> list[SourceFile]:
+        return _check_file_list(v, "context_files")
+
+    @field_validator("test_files")
+    @classmethod
+    def _test_unique(cls, v: list[SourceFile]) -> list[SourceFile]:
+        return _check_file_list(v, "test_files")
+
+    @model_validator(mode="after")
+    def _no_collisions(self) -> Problem:
+        tests = {f.path for f in self.test_files}
+        overlap = tests & {f.path for f in self.context_files}
+        if overlap:
+            raise ValueError(f"context_files and test_files share {sorted(overlap)}")
+        for name, sol in (("solution", self.solution), ("baseline_solution", self.baseline_solution)):
+            if sol is None:
+                continue
+            clash = tests & {f.path for f in sol.files}
+            if clash:
+                raise ValueError(f"{name} file(s) {sorted(clash)} collide with test_files")
+        return self
+
+    @property
+    def has_benchmark(self) -> bool:
+        return bool(self.benchmark_command)
+
+    @property
+    def protected_paths(self) -> frozenset[str]:
+        """Paths a solution may never replace in the grading workspace."""
+        paths = {f.path for f in self.test_files}
+        if not self.allow_context_override:
+            paths |= {f.path for f in self.context_files}
+        return frozenset(paths)
+
+    def to_record(self) -> dict[str, Any]:
+        """The ComputeEval datapack record (``type``, normalised source_references)."""
+        data = self.model_dump(mode="json", by_alias=True, exclude={"allow_context_override"})
+        if self.allow_context_override:
+            data["allow_context_override"] = True
+        return data
+
+    def content_hash(self) -> str:
+        """SHA-256 over everything that decides grading, the reference included (cache key)."""
+        if self._content_hash is None:
+            payload = self.to_record()
+            payload["solution"] = self.solution.model_dump(mode="json") if self.solution else None
+            blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+            self._content_hash = hashlib.sha256(blob).hexdigest()
+        return self._content_hash

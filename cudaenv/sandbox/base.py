@@ -1,0 +1,109 @@
+"""The Sandbox contract shared by every backend.
+
+A sandbox owns one workspace directory and runs commands in it. Lifecycle (creation,
+``close``) is kept apart from work (``exec``, file access). Every path argument is relative
+to the workspace; anything resolving outside it raises :class:`SandboxPathError`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_OUTPUT_CAP_BYTES = 64 * 1024
+
+Isolation = Literal["bubblewrap", "rlimits", "docker"]
+
+
+class ExecResult(BaseModel):
+    """What one command produced. ``exit_code`` is None when it was killed on timeout."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    duration_s: float = 0.0
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits applied to every command a sandbox runs (units in the names)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_mb: int = Field(default=8192, gt=0, description="address-space / memory cap")
+    max_processes: int = Field(default=512, gt=0, description="processes+threads")
+    file_size_mb: int = Field(default=1024, gt=0, description="largest file a command may write")
+    open_files: int = Field(default=1024, gt=0)
+    cpu_time_s: int = Field(default=600, gt=0, description="CPU seconds per command")
+    output_cap_bytes: int = Field(default=DEFAULT_OUTPUT_CAP_BYTES, gt=0, description="per stream")
+
+
+def cap_output(data: bytes, cap: int) -> tuple[str, bool]:
+    """Decode ``data``; if longer than ``cap`` keep head and tail and mark it truncated."""
+    if len(data) <= cap:
+        return data.decode("utf-8", errors="replace"), False
+    half = cap // 2
+    dropped = len(data) - 2 * half
+    head = data[:half].decode("utf-8", errors="replace")
+    tail = data[-half:].decode("utf-8", errors="replace")
+    return f"{head}\n[... {dropped} bytes truncated ...]\n{tail}", True
+
+
+class Sandbox(ABC):
+    """A workspace plus a way to run commands in it.
+
+    Calling ``close()`` twice is harmless; any other method after ``close()`` raises
+    :class:`cudaenv.errors.SandboxClosedError`.
+    """
+
+    #: how commands are isolated: "bubblewrap", "rlimits" (no namespaces) or "docker".
+    isolation: Isolation
+
+    @abstractmethod
+    def exec(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> ExecResult:
+        """Run ``command`` with ``bash -c`` in the workspace (or ``cwd`` inside it)."""
+
+    @abstractmethod
+    def write_file(self, path: str, data: str | bytes) -> None:
+        """Create or replace a workspace file, making parent directories."""
+
+    @abstractmethod
+    def read_file(self, path: str) -> bytes:
+        """Return a workspace file's bytes."""
+
+    @abstractmethod
+    def list_files(self) -> list[str]:
+        """Every regular file in the workspace, as sorted relative POSIX paths."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill every process the sandbox started and remove its workspace."""
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

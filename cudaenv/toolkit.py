@@ -1,0 +1,169 @@
+"""Where the CUDA toolkit and the GPU are, and the environment commands need to use them.
+
+Builds run with ``nvcc`` from the toolkit; cuBLAS may come from the toolkit or from the
+``nvidia-cublas`` wheel, whose library has no unversioned ``libcublas.so``: we add a link
+to it in a private cache directory so ``-lcublas`` resolves.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+
+class GpuInfo(BaseModel):
+    """What identifies a timing context: the GPU, its driver and the toolkit."""
+
+    name: str
+    driver: str
+    toolkit: str
+
+
+def cache_dir() -> Path:
+    """The user cache for cudaenv (builds, baselines, the profiler)."""
+    root = os.environ.get("CUDAENV_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "cudaenv"
+    )
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@functools.cache
+def cuda_home() -> Path | None:
+    """The CUDA toolkit root, from CUDA_HOME/CUDA_PATH, nvcc on PATH, or /usr/local/cuda."""
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var) and Path(os.environ[var], "bin", "nvcc").exists():
+            return Path(os.environ[var])
+    default = Path("/usr/local/cuda")
+    if (default / "bin" / "nvcc").exists():
+        return default.resolve()
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        return Path(nvcc).resolve().parent.parent
+    return None
+
+
+@functools.cache
+def toolkit_version() -> str | None:
+    """``nvcc --version``'s release, e.g. "13.0"."""
+    home = cuda_home()
+    if home is None:
+        return None
+    try:
+        out = subprocess.run(
+            [str(home / "bin" / "nvcc"), "--version"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for token in out.replace(",", " ").split():
+        if token[:1].isdigit() and "." in token and "release" in out:
+            idx = out.find("release ")
+            return out[idx + 8 :].split(",")[0].strip() if idx >= 0 else token
+    return None
+
+
+@functools.cache
+def gpu_info() -> GpuInfo | None:
+    """The first visible NVIDIA GPU, or None when there is none (or no driver)."""
+    if os.environ.get("CUDAENV_FORCE_NO_GPU") == "1":
+        return None
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        proc = subprocess.run(
+            [smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
+    if not line:
+        return None
+    name, _, driver = (part.strip() for part in line.partition(","))
+    return GpuInfo(name=name, driver=driver, toolkit=toolkit_version() or "unknown")
+
+
+def has_gpu() -> bool:
+    return gpu_info() is not None
+
+
+@functools.cache
+def _wheel_cublas() -> tuple[Path, Path] | None:
+    """(include dir, lib dir) of the nvidia-cublas wheel, if installed."""
+    try:
+        import nvidia  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    for base in getattr(nvidia, "__path__", []):
+        for sub in sorted(Path(base).iterdir()):
+            inc, lib = sub / "include", sub / "lib"
+            if (inc / "cublas_v2.h").exists() and any(lib.glob("libcublas.so*")):
+                return inc, lib
+    return None
+
+
+@functools.cache
+def _linkable_lib_dir() -> Path | None:
+    """A cache dir holding ``libcublas.so``/``libcublasLt.so`` links into the wheel."""
+    found = _wheel_cublas()
+    if found is None:
+        return None
+    _, lib = found
+    target = cache_dir() / "toolkit-lib"
+    target.mkdir(parents=True, exist_ok=True)
+    for stem in ("libcublas", "libcublasLt"):
+        versioned = sorted(lib.glob(f"{stem}.so.*"))
+        link = target / f"{stem}.so"
+        if versioned and not link.exists():
+            try:
+                link.symlink_to(versioned[0])
+            except FileExistsError:
+                pass
+    return target
+
+
+def _prepend(existing: str | None, *paths: Path | None) -> str:
+    parts = [str(p) for p in paths if p is not None]
+    if existing:
+        parts.append(existing)
+    return os.pathsep.join(parts)
+
+
+@functools.cache
+def toolkit_env() -> dict[str, str]:
+    """Variables a build or test command needs to find nvcc, headers and libraries."""
+    env: dict[str, str] = {}
+    home = cuda_home()
+    if home is not None:
+        env["CUDA_HOME"] = str(home)
+        env["PATH"] = _prepend(os.environ.get("PATH"), home / "bin")
+    wheel = _wheel_cublas()
+    inc = wheel[0] if wheel else None
+    lib = wheel[1] if wheel else None
+    link = _linkable_lib_dir()
+    if inc is not None:
+        env["CPATH"] = _prepend(os.environ.get("CPATH"), inc)
+    libs = [home / "lib64" if home else None, lib, link]
+    env["LIBRARY_PATH"] = _prepend(os.environ.get("LIBRARY_PATH"), *libs)
+    env["LD_LIBRARY_PATH"] = _prepend(os.environ.get("LD_LIBRARY_PATH"), *libs)
+    return env
+
+
+def main() -> None:
+    """``python -m cudaenv.toolkit``: print shell exports (for authoring problems by hand)."""
+    for key, value in toolkit_env().items():
+        sys.stdout.write(f"export {key}={value!r}\n")
+
+
+if __name__ == "__main__":
+    main()
