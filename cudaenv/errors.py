@@ -26,6 +26,7 @@ class SpecError(CudaEnvError, ValueError):
         task_id: str | None = None,
         field: str | None = None,
     ) -> None:
+        self.detail = message
         self.source = source
         self.task_id = task_id
         self.field = field

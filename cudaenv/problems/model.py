@@ -219,6 +219,14 @@ class Problem(BaseModel):
         return self
 
     @property
+    def needs_gpu(self) -> bool:
+        """cuda_cpp tests need a GPU unless ``metadata.requires_gpu`` is false (CPU-only
+        fixtures); cuda_python tests fall back to numba-cuda's simulator."""
+        if self.problem_type == "cuda_python":
+            return False
+        return bool(getattr(self.metadata, "requires_gpu", True))
+
+    @property
     def has_benchmark(self) -> bool:
         return bool(self.benchmark_command)
 

@@ -1,0 +1,59 @@
+"""cudaenv: CUDA programming problems as Gymnasium environments for LLM agents.
+
+The import stays light: heavy parts (grading, environments, Docker, Ray) load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "Problem": "cudaenv.problems.model",
+    "Solution": "cudaenv.problems.model",
+    "SourceFile": "cudaenv.problems.model",
+    "Suite": "cudaenv.problems.suite",
+    "load_suite": "cudaenv.problems.loader",
+    "ExecResult": "cudaenv.sandbox.base",
+    "Sandbox": "cudaenv.sandbox.base",
+    "make_sandbox": "cudaenv.sandbox",
+    "Verdict": "cudaenv.grading.verdict",
+    "grade": "cudaenv.grading.grader",
+    "rewards": "cudaenv.grading.rewards",
+    "CudaEnv": "cudaenv.env.core",
+    "make": "cudaenv.env.registration",
+    "register_suite": "cudaenv.env.registration",
+    "errors": "cudaenv.errors",
+}
+
+__all__ = sorted([*_LAZY, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cudaenv' has no attribute {name!r}")
+    mod = importlib.import_module(module)
+    value = mod if name == module.rsplit(".", 1)[-1] else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from cudaenv import errors
+    from cudaenv.grading import rewards
+    from cudaenv.env.core import CudaEnv
+    from cudaenv.env.registration import make, register_suite
+    from cudaenv.grading.grader import grade
+    from cudaenv.grading.verdict import Verdict
+    from cudaenv.problems.loader import load_suite
+    from cudaenv.problems.model import Problem, Solution, SourceFile
+    from cudaenv.problems.suite import Suite
+    from cudaenv.sandbox import make_sandbox
+    from cudaenv.sandbox.base import ExecResult, Sandbox

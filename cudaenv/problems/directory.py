@@ -1,0 +1,94 @@
+"""Load problems from authoring directories (``problem-spec.yaml`` + context/test/solution/baseline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from cudaenv.errors import SourceNotFoundError, SpecError
+from cudaenv.problems.model import Problem, Solution, SourceFile
+from cudaenv.problems.validation import problem_from_dict
+
+SPEC_NAME = "problem-spec.yaml"
+
+
+def _read_tree(root: Path, prefix: str = "") -> list[SourceFile]:
+    """Every regular file under ``root`` as a SourceFile; symlinks are refused (they could leak)."""
+    if not root.is_dir():
+        return []
+    files: list[SourceFile] = []
+    for path in sorted(root.rglob("*")):
+        if path.is_symlink():
+            raise SpecError(f"symlink {path} not allowed in a problem directory", source=str(path))
+        if not path.is_file():
+            continue
+        rel = path.relative_to(root).as_posix()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SpecError(f"{path} is not UTF-8 text", source=str(path)) from exc
+        files.append(SourceFile(path=prefix + rel, content=text))
+    return files
+
+
+def _read_solution(root: Path, task_id: str) -> Solution | None:
+    """A solution directory holds plain files, or a single ``.patch`` file."""
+    files = _read_tree(root)
+    if not files:
+        return None
+    if len(files) == 1 and files[0].path.endswith(".patch"):
+        return Solution(task_id=task_id, type="patch", patch=files[0].content)
+    return Solution(task_id=task_id, files=files)
+
+
+def load_problem_dir(directory: str | Path) -> Problem:
+    """Read one problem directory; errors name the spec file, task_id and field."""
+    directory = Path(directory)
+    spec_path = directory / SPEC_NAME
+    if not spec_path.is_file():
+        raise SourceNotFoundError(f"no {SPEC_NAME} in {directory}")
+    try:
+        spec: Any = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SpecError(f"malformed YAML: {exc}", source=str(spec_path)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read spec: {exc}", source=str(spec_path)) from exc
+    if not isinstance(spec, dict):
+        raise SpecError("spec must be a YAML mapping", source=str(spec_path))
+    task_id = spec.get("task_id") if isinstance(spec.get("task_id"), str) else None
+    for field in ("context_files", "test_files", "baseline_solution", "solution"):
+        if field in spec:
+            raise SpecError(
+                f"{field} comes from the problem's folders, not the spec",
+                source=str(spec_path),
+                task_id=task_id,
+                field=field,
+            )
+    data = dict(spec)
+    data["context_files"] = _read_tree(directory / "context")
+    data["test_files"] = _read_tree(directory / "test", prefix="test/")
+    if task_id is not None:
+        data["solution"] = _read_solution(directory / "solution", task_id)
+        data["baseline_solution"] = _read_solution(directory / "baseline", task_id)
+    return problem_from_dict(data, source=str(spec_path))
+
+
+def find_problem_dirs(root: str | Path) -> list[Path]:
+    """Every directory under ``root`` (inclusive) holding a problem spec, sorted."""
+    root = Path(root)
+    if not root.exists():
+        raise SourceNotFoundError(f"problem source {root} does not exist")
+    if (root / SPEC_NAME).is_file():
+        return [root]
+    return sorted(p.parent for p in root.rglob(SPEC_NAME))
+
+
+def load_problem_tree(root: str | Path) -> list[Problem]:
+    """Load every problem found recursively under ``root``."""
+    return [load_problem_dir(d) for d in find_problem_dirs(root)]
+
+
+__all__ = ["SPEC_NAME", "ValidationError", "find_problem_dirs", "load_problem_dir", "load_problem_tree"]

@@ -1,0 +1,51 @@
+"""``load_suite(source)``: the one entry point for every problem source."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from cudaenv._data import data_path
+from cudaenv.errors import SourceNotFoundError
+from cudaenv.problems.suite import Suite
+
+BUILTIN = "builtin"
+
+
+@functools.cache
+def _builtin() -> Suite:
+    from cudaenv.problems.directory import load_problem_tree
+
+    return Suite(load_problem_tree(data_path("envs")), source=BUILTIN)
+
+
+def load_suite(source: str | Path = BUILTIN) -> Suite:
+    """Load problems from ``"builtin"``, a directory tree, a ``.tar.gz`` datapack, or ``hf://...``.
+
+    >>> suite = load_suite("builtin")
+    >>> len(suite.filter(groups=["cuda-kernels"])) > 0
+    True
+    """
+    if isinstance(source, Suite):
+        return source
+    text = str(source)
+    if text == BUILTIN:
+        return _builtin()
+    if text.startswith("hf://"):
+        from cudaenv.problems.datapack import read_problem_datapack
+        from cudaenv.problems.hub import download_datapack
+
+        return Suite(read_problem_datapack(download_datapack(text)), source=text)
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise SourceNotFoundError(f"problem source {text!r} does not exist")
+    if path.is_file():
+        from cudaenv.problems.datapack import read_problem_datapack
+
+        return Suite(read_problem_datapack(path), source=text)
+    from cudaenv.problems.directory import load_problem_tree
+
+    problems = load_problem_tree(path)
+    if not problems:
+        raise SourceNotFoundError(f"no problem-spec.yaml found under {text!r}")
+    return Suite(problems, source=text)

@@ -1,0 +1,75 @@
+"""Shared fixtures: small problems built in the tests, a private cache dir."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+# keep every test's caches (builds, baselines, the profiler) away from the user's
+os.environ.setdefault("CUDAENV_CACHE_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "cudaenv-test-cache"))
+
+
+def write_problem(root: Path, task_id: str, *, spec: dict | None = None, files: dict[str, str] | None = None) -> Path:
+    """Create an authoring directory ``root/task_id`` with a spec and the given files."""
+    d = root / task_id
+    d.mkdir(parents=True)
+    base = {
+        "task_id": task_id,
+        "date": "2026-11-01",
+        "problem_type": "cuda_cpp",
+        "group": "cuda-kernels",
+        "prompt": f"Implement {task_id}.",
+        "build_command": "nvcc -I include -o test.out solution.cu test/*.cu",
+        "test_command": "./test.out",
+        "metadata": {"difficulty": "easy", "tags": ["t"]},
+    }
+    base.update(spec or {})
+    (d / "problem-spec.yaml").write_text(yaml.safe_dump(base, sort_keys=False))
+    for rel, content in (files or {}).items():
+        p = d / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(content))
+    return d
+
+
+CPU_HEADER = "int add(int a, int b);\n"
+CPU_TEST = """\
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include "add.h"
+static char g_token[160];
+int main() {
+    const char* tok = getenv("CUDAENV_COMPLETION_TOKEN");
+    snprintf(g_token, sizeof g_token, "%s", tok ? tok : "");
+    unsetenv("CUDAENV_COMPLETION_TOKEN");
+    if (add(2, 3) != 5 || add(-4, 4) != 0) { printf("FAIL\\n"); return 1; }
+    printf("CUDAENV_COMPLETE %s\\n", g_token);
+    return 0;
+}
+"""
+CPU_SOLUTION = "#include \"add.h\"\nint add(int a, int b) { return a + b; }\n"
+
+
+@pytest.fixture
+def cpu_problem_dir(tmp_path: Path) -> Path:
+    """A C++ problem whose harness runs on the CPU (requires_gpu: false): the whole grading
+    pipeline, completion token included, runs here without a GPU."""
+    return write_problem(
+        tmp_path / "suite",
+        "cpu-add",
+        spec={
+            "build_command": "g++ -O1 -I include -o test.out solution.cpp test/test_main.cpp",
+            "metadata": {"difficulty": "easy", "tags": ["cpu"], "requires_gpu": False},
+        },
+        files={
+            "context/include/add.h": CPU_HEADER,
+            "test/test_main.cpp": CPU_TEST,
+            "solution/solution.cpp": CPU_SOLUTION,
+            "baseline/solution.cpp": CPU_SOLUTION,
+        },
+    )
