@@ -1,0 +1,92 @@
+"""Content-addressed cache of builds: grading the same files twice compiles once.
+
+The key covers everything that goes into a build: every file (path and content), the build
+command, the problem type and the toolkit version. What is cached is the build's result and
+every file the build created (the binaries), restored into the next fresh workspace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from filelock import FileLock
+from pydantic import BaseModel
+
+from cudaenv.grading.verdict import StageResult
+from cudaenv.problems.model import SourceFile
+from cudaenv.sandbox.base import Sandbox
+from cudaenv.toolkit import cache_dir, toolkit_version
+
+MAX_ARTIFACT_BYTES = 512 << 20
+
+
+class CachedBuild(BaseModel):
+    result: StageResult
+    artifacts: list[str]
+
+
+def build_key(files: Iterable[SourceFile], build_command: str, problem_type: str) -> str:
+    h = hashlib.sha256()
+    for f in sorted(files, key=lambda f: f.path):
+        h.update(f.path.encode() + b"\0" + hashlib.sha256(f.content.encode()).digest())
+    h.update(json.dumps([build_command, problem_type, toolkit_version()]).encode())
+    return h.hexdigest()
+
+
+class BuildCache:
+    """Builds on disk under ``<cache>/builds/<key>/``; safe across processes (file locks)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or cache_dir() / "builds"
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def lock(self, key: str) -> FileLock:
+        return FileLock(str(self.root / f"{key}.lock"))
+
+    def get(self, key: str) -> CachedBuild | None:
+        meta = self.root / key / "build.json"
+        if not meta.is_file():
+            return None
+        try:
+            return CachedBuild.model_validate_json(meta.read_text())
+        except ValueError:
+            return None
+
+    def restore(self, key: str, entry: CachedBuild, sandbox: Sandbox) -> None:
+        """Write the cached binaries into a fresh workspace, executable."""
+        base = self.root / key / "files"
+        for rel in entry.artifacts:
+            sandbox.write_file(rel, (base / rel).read_bytes())
+        if entry.artifacts:
+            sandbox.exec("chmod +x -- " + " ".join(shlex.quote(a) for a in entry.artifacts), timeout=30)
+
+    def put(self, key: str, result: StageResult, sandbox: Sandbox, inputs: set[str]) -> None:
+        """Store the build result and every new file the build produced (only if it succeeded)."""
+        if result.status != "ok":
+            return
+        target = self.root / key
+        tmp = self.root / f"{key}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        artifacts: list[str] = []
+        total = 0
+        for rel in sandbox.list_files():
+            if rel in inputs:
+                continue
+            data = sandbox.read_file(rel)
+            total += len(data)
+            if total > MAX_ARTIFACT_BYTES:
+                shutil.rmtree(tmp, ignore_errors=True)
+                return
+            dest = tmp / "files" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            artifacts.append(rel)
+        tmp.mkdir(parents=True, exist_ok=True)
+        (tmp / "build.json").write_text(CachedBuild(result=result, artifacts=artifacts).model_dump_json())
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)

@@ -1,0 +1,319 @@
+"""``grade(problem, files) -> Verdict``: a pure function of its inputs.
+
+Every call grades in FRESH sandboxes built from the pristine problem plus the solution's
+files, never in the agent's workspace (this stops every "edit the tests / harness / build
+files in the live workspace" exploit). Exceptions never escape: a failure of the machinery
+becomes a Verdict with ``failure="infrastructure"``, which RL loops must mask out rather than
+score as the policy's fault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from cudaenv.errors import CudaEnvError
+from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
+from cudaenv.grading.build_cache import BuildCache, build_key
+from cudaenv.grading.lease import gpu_lease
+from cudaenv.grading.stages import (
+    DEFAULT_TIMEOUT_S,
+    MIN_BUILD_TIMEOUT_S,
+    TOKEN_ENV,
+    new_token,
+    run_stage,
+    uses_completion_token,
+)
+from cudaenv.grading.static_checks import analyse
+from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
+from cudaenv.grading.verdict import StageResult, Timing, Verdict
+from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
+from cudaenv.problems.model import Problem, SourceFile
+from cudaenv.sandbox import make_sandbox
+from cudaenv.sandbox.base import Sandbox
+from cudaenv.toolkit import gpu_info, toolkit_env
+
+Mode = Literal["solve", "optimize", "repair"]
+SandboxFactory = Callable[[], Sandbox]
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+
+
+def _factory(sandbox: str | SandboxFactory, options: Mapping[str, Any] | None) -> SandboxFactory:
+    if callable(sandbox):
+        return sandbox
+    opts = dict(options or {})
+    return lambda: make_sandbox(sandbox, **opts)
+
+
+def _base_env(problem: Problem, have_gpu: bool) -> dict[str, str]:
+    env = dict(toolkit_env())
+    if problem.problem_type == "cuda_python" and not have_gpu:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    return env
+
+
+def _prepare(
+    sandbox: Sandbox,
+    problem: Problem,
+    files: list[SourceFile],
+    env: Mapping[str, str],
+    timeout: float,
+    cache: BuildCache | None,
+) -> StageResult:
+    """Write the workspace and build it (or restore the identical build from the cache)."""
+    for f in files:
+        sandbox.write_file(f.path, f.content)
+    if not problem.build_command:
+        return StageResult(status="skipped", reason="no build command")
+    key = build_key(files, problem.build_command, problem.problem_type)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            cache.restore(key, hit, sandbox)
+            return hit.result.model_copy(update={"cached": True})
+    with cache.lock(key) if cache is not None else contextlib.nullcontext():
+        if cache is not None and (hit := cache.get(key)) is not None:
+            cache.restore(key, hit, sandbox)
+            return hit.result.model_copy(update={"cached": True})
+        stage, _ = run_stage(sandbox, problem.build_command, timeout=max(timeout, MIN_BUILD_TIMEOUT_S), env=env)
+        if cache is not None:
+            cache.put(key, stage, sandbox, {f.path for f in files})
+    return stage
+
+
+class _Grading:
+    """One grading run; holds its sandboxes so they are always closed."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        files: GradingFiles,
+        *,
+        mode: Mode,
+        factory: SandboxFactory,
+        benchmark: bool,
+        sanitizer: list[str],
+        rounds: int,
+        force_baseline: bool,
+        cache: BuildCache | None,
+        timeout: float,
+    ) -> None:
+        self.problem = problem
+        self.files = files
+        self.factory = factory
+        self.benchmark = benchmark
+        self.sanitizer = sanitizer
+        self.rounds = rounds
+        self.force_baseline = force_baseline
+        self.cache = cache
+        self.timeout = timeout
+        self.gpu = gpu_info()
+        self.env = _base_env(problem, self.gpu is not None)
+        self.token = new_token() if uses_completion_token(problem) else None
+        self.verdict = Verdict(task_id=problem.task_id, mode=mode, dropped_files=files.dropped, gpu=self.gpu.name if self.gpu else None)
+        self.sandboxes: list[Sandbox] = []
+
+    def sandbox(self) -> Sandbox:
+        box = self.factory()
+        self.sandboxes.append(box)
+        return box
+
+    def fail(self, reason: str) -> Verdict:
+        self.verdict.passed = False
+        self.verdict.reason = reason
+        return self.verdict
+
+    def test_env(self) -> dict[str, str]:
+        env = dict(self.env)
+        if self.token:
+            env[TOKEN_ENV] = self.token
+        return env
+
+    def run(self) -> Verdict:
+        v = self.verdict
+        p = self.problem
+        if self.files.rejected:
+            v.suspected_hack.append(f"unsafe solution paths rejected: {self.files.rejected}")
+        if not self.files.solution:
+            v.stages["static"] = StageResult(status="failed", reason="no solution files")
+            why = "only protected files" if self.files.dropped else "empty solution"
+            return self.fail(f"no gradable solution files ({why})")
+        report = analyse(self.files.solution, p.source_references)
+        v.stages["static"] = StageResult(
+            status="failed" if report.violations else "ok",
+            output_tail="\n".join(report.violations)[-4000:],
+            reason="forbidden constructs in the solution" if report.violations else None,
+        )
+        if p.source_references is not None:
+            missing = report.missing_all + ([f"any of {report.missing_any}"] if report.missing_any else [])
+            v.stages["source_refs"] = StageResult(
+                status="ok" if report.refs_ok else "failed",
+                reason=f"missing required API use: {', '.join(missing)}" if missing else None,
+            )
+        if report.violations:
+            v.suspected_hack.extend(report.violations)
+            return self.fail(f"forbidden construct: {report.violations[0]}")
+        if not report.refs_ok:
+            return self.fail(v.stages["source_refs"].reason or "missing source references")
+
+        box = self.sandbox()
+        build = _prepare(box, p, self.files.all, self.env, self.timeout, self.cache)
+        v.stages["build"] = build
+        v.compiled = build.status in ("ok", "skipped")
+        if not v.compiled:
+            return self.fail(f"build {build.status}: {build.reason}")
+
+        if p.needs_gpu and self.gpu is None:
+            v.stages["test"] = StageResult(status="skipped", reason="no GPU")
+            v.passed = None
+            v.reason = "compiled; GPU stages skipped (no GPU)"
+            return v
+        test, _ = run_stage(box, p.test_command, timeout=self.timeout, env=self.test_env(), token=self.token)
+        if self.gpu is None and p.problem_type == "cuda_python":
+            test = test.model_copy(update={"reason": ((test.reason or "") + " [numba-cuda simulator]").strip()})
+        v.stages["test"] = test
+        if test.status != "ok":
+            return self.fail(f"test {test.status}: {test.reason}")
+        v.passed = True
+        v.reason = "passed"
+
+        if self.sanitizer:
+            self.run_sanitizer(box)
+            if v.passed is False:
+                return v
+        if self.benchmark:
+            self.run_benchmark(box)
+        return v
+
+    def run_sanitizer(self, box: Sandbox) -> None:
+        v = self.verdict
+        if self.gpu is None:
+            v.stages["sanitizer"] = StageResult(status="skipped", reason="no GPU")
+            return
+        outputs: list[str] = []
+        total = 0.0
+        for tool in self.sanitizer:
+            cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {self.problem.test_command}"
+            stage, _ = run_stage(box, cmd, timeout=self.timeout * 10, env=self.test_env(), token=self.token)
+            total += stage.seconds
+            outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
+            if stage.status != "ok":
+                v.stages["sanitizer"] = stage.model_copy(update={"reason": f"{tool}: {stage.reason}"})
+                self.fail(f"sanitizer {tool} failed: {stage.reason}")
+                return
+        v.stages["sanitizer"] = StageResult(status="ok", seconds=total, output_tail="\n".join(outputs)[-4000:])
+
+    def run_benchmark(self, box: Sandbox) -> None:
+        v = self.verdict
+        p = self.problem
+        if not p.benchmark_command:
+            v.stages["benchmark"] = StageResult(status="skipped", reason="problem has no benchmark_command")
+            return
+        if self.gpu is None:
+            v.stages["benchmark"] = StageResult(status="skipped", reason="no GPU")
+            return
+        cache = BaselineCache()
+        key = baseline_key(p, self.gpu)
+        cached = None if self.force_baseline else cache.get(key)
+        base_box = None
+        if cached is None and p.baseline_solution is not None:
+            base_files = assemble(p, p.baseline_solution)
+            base_box = self.sandbox()
+            built = _prepare(base_box, p, base_files.all, self.env, self.timeout, self.cache)
+            if built.status not in ("ok", "skipped"):
+                base_box = None
+                v.reason = "passed; baseline failed to build, no speedup"
+        sol: list[float] = []
+        base: list[float] = []
+        stage: StageResult | None = None
+        with gpu_lease():
+            for _ in range(self.rounds):
+                m = measure(box, p, env=self.test_env(), timeout=self.timeout, token=self.token)
+                stage = m.stage
+                v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
+                if m.ms is None:
+                    break
+                sol.append(m.ms)
+                if base_box is not None:
+                    bm: Measurement = measure(base_box, p, env=self.test_env(), timeout=self.timeout, token=self.token)
+                    if bm.ms is None:
+                        base_box = None
+                        v.reason = f"passed; baseline benchmark {bm.stage.status}: {bm.stage.reason}"
+                        base.clear()
+                    else:
+                        base.append(bm.ms)
+        assert stage is not None
+        if not sol:
+            v.stages["benchmark"] = stage
+            self.fail(f"benchmark {stage.status}: {stage.reason}")
+            return
+        v.stages["benchmark"] = stage.model_copy(update={"seconds": stage.seconds})
+        v.solution_timing = summarise(sol, p.timing_mode.type)
+        v.solution_ms = v.solution_timing.median_ms
+        baseline: Timing | None = cached
+        if base:
+            baseline = summarise(base, p.timing_mode.type)
+            cache.put(key, baseline)
+        if baseline is not None and baseline.median_ms and v.solution_ms:
+            v.baseline_timing = baseline
+            v.baseline_ms = baseline.median_ms
+            v.speedup = baseline.median_ms / v.solution_ms
+            v.speedup_ci = speedup_ci(sol, baseline.samples_ms)
+
+    def close(self) -> None:
+        for box in self.sandboxes:
+            with contextlib.suppress(Exception):
+                box.close()
+
+
+def grade(
+    problem: Problem,
+    files: SolutionInput,
+    *,
+    mode: Mode = "solve",
+    sandbox: str | SandboxFactory = "local",
+    sandbox_options: Mapping[str, Any] | None = None,
+    benchmark: bool | None = None,
+    sanitizer: bool | list[str] = False,
+    rounds: int = 5,
+    force_baseline: bool = False,
+    build_cache: bool = True,
+) -> Verdict:
+    """Grade ``files`` as a solution of ``problem``; see the module docstring.
+
+    ``benchmark`` defaults to True in optimize mode. ``sanitizer`` runs compute-sanitizer
+    (True: memcheck; or a list of tools) as a gate after the tests (GPU only).
+    """
+    started = time.perf_counter()
+    tools = list(SANITIZER_TOOLS[:1]) if sanitizer is True else list(sanitizer or [])
+    try:
+        gathered = assemble(problem, files)
+    except CudaEnvError as exc:
+        return Verdict(task_id=problem.task_id, mode=mode, passed=False, reason=str(exc), failure="agent")
+    run = _Grading(
+        problem,
+        gathered,
+        mode=mode,
+        factory=_factory(sandbox, sandbox_options),
+        benchmark=benchmark if benchmark is not None else mode == "optimize",
+        sanitizer=tools,
+        rounds=max(1, rounds),
+        force_baseline=force_baseline,
+        cache=BuildCache() if build_cache else None,
+        timeout=problem.timeout_seconds or DEFAULT_TIMEOUT_S,
+    )
+    try:
+        verdict = run.run()
+        if verdict.passed is False and verdict.failure is None:
+            verdict.failure = "agent"
+    except Exception as exc:  # noqa: BLE001 - grading never raises; the fault is recorded
+        verdict = run.verdict
+        verdict.passed = None
+        verdict.failure = "infrastructure"
+        verdict.reason = f"infrastructure error: {type(exc).__name__}: {exc}"
+    finally:
+        run.close()
+    verdict.seconds = round(time.perf_counter() - started, 4)
+    return verdict

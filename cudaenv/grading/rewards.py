@@ -1,0 +1,76 @@
+"""Reward functions: small, named maps from a Verdict to a float.
+
+=========  ==================================================================
+name       formula
+=========  ==================================================================
+binary     1 if passed else 0
+shaped     1 if passed; 0.1 if it compiled but failed; 0 otherwise
+speedup    0 if not passed; else clip(log2(speedup), lo=-1, hi=3) clipped at 0
+           from below unless ``allow_negative`` (1.0 = 2x faster); when no
+           timing ran, the binary reward
+tiered     0 if not passed; 0.2 at < 1x, then steps at 1x, 1.2x, 1.5x, 2x, 3x
+           to 0.4, 0.6, 0.8, 0.9, 1.0
+=========  ==================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from cudaenv.errors import SpecError
+from cudaenv.grading.verdict import Verdict
+
+RewardFn = Callable[[Verdict], float]
+
+
+def binary(verdict: Verdict) -> float:
+    """1.0 when every test passed, else 0.0 (None, i.e. could not run, is 0)."""
+    return 1.0 if verdict.passed else 0.0
+
+
+def shaped(verdict: Verdict, *, compile_credit: float = 0.1) -> float:
+    """Binary plus partial credit for a solution that compiled but failed."""
+    if verdict.passed:
+        return 1.0
+    return compile_credit if verdict.compiled and not verdict.suspected_hack else 0.0
+
+
+def speedup(verdict: Verdict, *, lo: float = -1.0, hi: float = 3.0, allow_negative: bool = False) -> float:
+    """log2 of the speedup over the baseline, clipped to [lo, hi]; 0 when not passed."""
+    if not verdict.passed:
+        return 0.0
+    if verdict.speedup is None or verdict.speedup <= 0:
+        return binary(verdict)
+    value = max(lo, min(hi, math.log2(verdict.speedup)))
+    return value if allow_negative else max(0.0, value)
+
+
+TIERS: tuple[tuple[float, float], ...] = ((3.0, 1.0), (2.0, 0.9), (1.5, 0.8), (1.2, 0.6), (1.0, 0.4))
+
+
+def tiered(verdict: Verdict) -> float:
+    """Step reward by speedup tier (see the module table)."""
+    if not verdict.passed:
+        return 0.0
+    if verdict.speedup is None:
+        return binary(verdict)
+    for threshold, value in TIERS:
+        if verdict.speedup >= threshold:
+            return value
+    return 0.2
+
+
+REWARDS: dict[str, RewardFn] = {"binary": binary, "shaped": shaped, "speedup": speedup, "tiered": tiered}
+DEFAULT_BY_MODE = {"solve": "binary", "optimize": "speedup", "repair": "binary"}
+
+
+def get_reward(reward: str | RewardFn | None, mode: str = "solve") -> RewardFn:
+    """Resolve a reward by name (or the mode's default); a callable is returned as is."""
+    if callable(reward):
+        return reward
+    name = reward or DEFAULT_BY_MODE.get(mode, "binary")
+    try:
+        return REWARDS[name]
+    except KeyError:
+        raise SpecError(f"unknown reward {name!r}; choose one of {sorted(REWARDS)}", field="reward") from None

@@ -1,0 +1,248 @@
+"""Static checks of solution sources: required API references and forbidden constructs.
+
+C/C++/CUDA sources are tokenised with tree-sitter (a reference counts only as real code,
+never inside a comment or a string); Python sources with the stdlib ``ast``. Forbidden
+constructs are one layer of the reward-integrity defenses: each rule names the exploit
+class it stops.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from cudaenv.errors import MissingExtraError
+from cudaenv.problems.model import SourceFile, SourceReferences
+
+CPP_SUFFIXES = {".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".inl"}
+PY_SUFFIXES = {".py"}
+
+# identifier -> the exploit class it stops (C/C++/CUDA solutions)
+FORBIDDEN_CPP_IDENTIFIERS: dict[str, str] = {
+    # faking a passing test: running code after the harness has finished. (A plain early
+    # exit(0) is caught by the completion token the harness prints at its very end.)
+    "atexit": "code after main", "at_quick_exit": "code after main",
+    "longjmp": "control-flow escape", "siglongjmp": "control-flow escape",
+    "signal": "signal hijack", "sigaction": "signal hijack",
+    # reading what is hidden / the completion token
+    "getenv": "environment read", "secure_getenv": "environment read", "environ": "environment read",
+    "setenv": "environment write", "unsetenv": "environment write", "putenv": "environment write",
+    # escaping the test process
+    "system": "process spawn", "popen": "process spawn", "fork": "process spawn",
+    "vfork": "process spawn", "execl": "process spawn", "execlp": "process spawn",
+    "execle": "process spawn", "execv": "process spawn", "execvp": "process spawn",
+    "execve": "process spawn", "posix_spawn": "process spawn", "clone": "process spawn",
+    "syscall": "raw syscall", "ptrace": "process tampering",
+    "dlopen": "dynamic loading", "dlsym": "dynamic loading",
+    # forging output files or reading hidden ones
+    "fopen": "file access", "freopen": "file access", "open": "file access", "openat": "file access",
+    "ifstream": "file access", "ofstream": "file access", "fstream": "file access",
+    "socket": "network", "connect": "network",
+}
+# substrings in string literals or tokens -> exploit class
+FORBIDDEN_TEXT: dict[str, str] = {
+    "CUDAENV_": "forged completion / harness imitation",
+    "COMPUTE_EVAL_": "forged timing",
+    "/proc/": "reading process internals",
+    "bench_region": "forged profiler range",
+    "CUDA_INJECTION": "profiler tampering",
+}
+FORBIDDEN_PY_MODULES: dict[str, str] = {
+    m: "escape or tampering"
+    for m in (
+        "os", "sys", "subprocess", "shutil", "socket", "ctypes", "cffi", "importlib", "inspect",
+        "gc", "builtins", "signal", "atexit", "threading", "multiprocessing", "pathlib", "io",
+        "pickle", "marshal", "code", "runpy", "tempfile", "glob", "urllib", "http", "requests",
+        "nvtx", "traceback", "faulthandler", "weakref",
+    )
+}
+FORBIDDEN_PY_NAMES: dict[str, str] = {
+    n: "escape or tampering"
+    for n in (
+        "exit", "quit", "open", "eval", "exec", "compile", "__import__", "globals", "locals",
+        "vars", "getattr", "setattr", "delattr", "breakpoint", "input", "__builtins__",
+        "__loader__", "__spec__", "__main__", "sys_modules",
+    )
+}
+
+
+@dataclass
+class StaticReport:
+    """What the static pass found: missing references and forbidden constructs."""
+
+    missing_all: list[str] = field(default_factory=list)
+    missing_any: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+
+    @property
+    def refs_ok(self) -> bool:
+        return not self.missing_all and not self.missing_any
+
+
+@dataclass
+class _Tokens:
+    code: list[str]
+    strings: list[str]
+
+
+@functools.cache
+def _cpp_parser() -> Any:
+    try:
+        import tree_sitter
+        import tree_sitter_cpp
+    except ImportError as exc:
+        raise MissingExtraError("tree-sitter", "static") from exc
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+
+
+_STRING_NODES = {"string_literal", "raw_string_literal", "char_literal", "concatenated_string"}
+_SKIP_NODES = {"comment"}
+
+
+def _cpp_tokens(text: str) -> _Tokens:
+    data = text.encode("utf-8")
+    tree = _cpp_parser().parse(data)
+    code: list[str] = []
+    strings: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in _SKIP_NODES:
+            continue
+        if node.type in _STRING_NODES or node.type == "system_lib_string":
+            strings.append(data[node.start_byte : node.end_byte].decode("utf-8", "replace"))
+            continue
+        if node.child_count == 0:
+            code.append(data[node.start_byte : node.end_byte].decode("utf-8", "replace"))
+        else:
+            stack.extend(reversed(node.children))
+    return _Tokens(code=code, strings=strings)
+
+
+def _cpp_has_ref(tokens: _Tokens, ref: str) -> bool:
+    parts = [p for p in ref.replace(" ", "").split("::") if p]
+    if not parts:
+        return False
+    seq: list[str] = []
+    for i, part in enumerate(parts):
+        if i:
+            seq.append("::")
+        seq.append(part)
+    code = tokens.code
+    n = len(seq)
+    for i in range(len(code) - n + 1):
+        if code[i : i + n] == seq and (i == 0 or code[i - 1] != "::" or n > 1):
+            return True
+    if len(parts) > 1 and parts[-1] in code:
+        # `using namespace thrust;` then `sort_by_key(...)`
+        prefix = parts[:-1]
+        joined = " ".join(code)
+        if f"using namespace {' :: '.join(prefix)} ;" in joined:
+            return True
+    return False
+
+
+def _py_names(tree: ast.AST) -> set[str]:
+    """Dotted names used in the module (``cuda.atomic.add``, ``np``...)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            chain: list[str] = []
+            cur: ast.AST = node
+            while isinstance(cur, ast.Attribute):
+                chain.append(cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name):
+                chain.append(cur.id)
+                parts = list(reversed(chain))
+                for i in range(len(parts)):
+                    names.add(".".join(parts[i:]))
+                names.add(".".join(parts))
+    return names
+
+
+def _py_violations(path: str, tree: ast.AST) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(tree):
+        mods: list[str] = []
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            mods = [node.module or ""]
+            if node.level:
+                out.append(f"{path}: relative import (escape or tampering)")
+        for mod in mods:
+            top = mod.split(".")[0]
+            if top in FORBIDDEN_PY_MODULES:
+                out.append(f"{path}: import of {mod!r} ({FORBIDDEN_PY_MODULES[top]})")
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_PY_NAMES:
+            out.append(f"{path}: use of {node.id!r} ({FORBIDDEN_PY_NAMES[node.id]})")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in (
+            "__init__", "__name__", "__class__", "__len__", "__call__",
+        ):
+            out.append(f"{path}: dunder attribute {node.attr!r} (introspection escape)")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for text, why in FORBIDDEN_TEXT.items():
+                if text in node.value:
+                    out.append(f"{path}: string containing {text!r} ({why})")
+    return out
+
+
+def _cpp_violations(path: str, tokens: _Tokens, raw: str) -> list[str]:
+    out: list[str] = []
+    for tok in set(tokens.code):
+        if tok in FORBIDDEN_CPP_IDENTIFIERS:
+            out.append(f"{path}: use of {tok!r} ({FORBIDDEN_CPP_IDENTIFIERS[tok]})")
+    for s in tokens.strings + tokens.code:
+        for text, why in FORBIDDEN_TEXT.items():
+            if text in s:
+                out.append(f"{path}: {text!r} ({why})")
+    if re.search(r"^\s*#\s*define\b.*##", raw, re.MULTILINE):
+        out.append(f"{path}: token pasting in a macro (hides forbidden identifiers)")
+    if re.search(r"^\s*#\s*include\s*[<\"][^>\"]*\btest/", raw, re.MULTILINE):
+        out.append(f"{path}: includes a hidden test file")
+    if re.search(r"__attribute__\s*\(\(\s*(constructor|destructor)", raw):
+        out.append(f"{path}: constructor/destructor attribute (code outside the harness's control)")
+    return sorted(set(out))
+
+
+def analyse(
+    files: Iterable[SourceFile],
+    refs: SourceReferences | None,
+    *,
+    forbid: bool = True,
+) -> StaticReport:
+    """Check ``files`` for the required references and (if ``forbid``) forbidden constructs."""
+    report = StaticReport()
+    found: set[str] = set()
+    wanted = set((refs.all or []) + (refs.any or [])) if refs else set()
+    for f in files:
+        suffix = PurePosixPath(f.path).suffix.lower()
+        if suffix in CPP_SUFFIXES:
+            tokens = _cpp_tokens(f.content)
+            found |= {r for r in wanted if _cpp_has_ref(tokens, r)}
+            if forbid:
+                report.violations += _cpp_violations(f.path, tokens, f.content)
+        elif suffix in PY_SUFFIXES:
+            try:
+                tree = ast.parse(f.content)
+            except SyntaxError as exc:
+                if forbid:
+                    report.violations.append(f"{f.path}: syntax error line {exc.lineno}")
+                continue
+            names = _py_names(tree)
+            found |= {r for r in wanted if r in names}
+            if forbid:
+                report.violations += _py_violations(f.path, tree)
+    if refs:
+        report.missing_all = [r for r in (refs.all or []) if r not in found]
+        if refs.any and not any(r in found for r in refs.any):
+            report.missing_any = list(refs.any)
+    return report

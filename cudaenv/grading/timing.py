@@ -1,0 +1,129 @@
+"""Benchmark timing: one measurement per run, interleaved rounds, medians, spread and a CI.
+
+Timings that decide a reward never come from text the solution can print: ``process`` is the
+grader's own wall clock; ``region``/``kernels``/``gpu`` come from the CUPTI injection profiler
+(its report carries a nonce the program never sees); ``custom`` (the ComputeEval
+``COMPUTE_EVAL_TIME_MS`` line) is honoured only for problems that opt in, and is
+cross-checked against the wall clock (a forged smaller-than-possible time is flagged).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import statistics
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cudaenv.grading.stages import run_stage
+from cudaenv.grading.verdict import StageResult, Timing
+from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming
+from cudaenv.sandbox.base import Sandbox
+
+CUSTOM_LINE = re.compile(r"^COMPUTE_EVAL_TIME_MS:\s*([0-9.]+)\s*$", re.MULTILINE)
+
+
+@dataclass
+class Measurement:
+    ms: float | None
+    stage: StageResult
+    suspected: list[str] = field(default_factory=list)
+
+
+def parse_custom_ms(stdout: str) -> float | None:
+    """The last ``COMPUTE_EVAL_TIME_MS: <ms>`` line, as ComputeEval defines it."""
+    found = CUSTOM_LINE.findall(stdout)
+    try:
+        return float(found[-1]) if found else None
+    except ValueError:
+        return None
+
+
+def measure(
+    sandbox: Sandbox,
+    problem: Problem,
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    token: str | None,
+) -> Measurement:
+    """Run the benchmark command once and return the time its timing mode defines."""
+    assert problem.benchmark_command
+    mode = problem.timing_mode
+    run_env = dict(env)
+    prof_name = None
+    nonce = None
+    if not isinstance(mode, ProcessTiming | CustomTiming):
+        from cudaenv.grading.profiler import build_profiler, profiler_env
+
+        lib = build_profiler()
+        lib_name = f".cudaenv-{secrets.token_hex(8)}.so"
+        sandbox.write_file(lib_name, lib.read_bytes())
+        prof_name = f".cudaenv-{secrets.token_hex(8)}.json"
+        nonce = secrets.token_hex(16)
+        prof_env = profiler_env(f"./{prof_name}", nonce)
+        prof_env["CUDA_INJECTION64_PATH"] = f"./{lib_name}"
+        if "NVTX_INJECTION64_PATH" in prof_env:
+            prof_env["NVTX_INJECTION64_PATH"] = f"./{lib_name}"
+        run_env.update(prof_env)
+    stage, res = run_stage(sandbox, problem.benchmark_command, timeout=timeout, env=run_env, token=token)
+    if stage.status != "ok":
+        return Measurement(None, stage)
+    wall_ms = res.duration_s * 1000.0
+    if isinstance(mode, ProcessTiming):
+        return Measurement(wall_ms, stage)
+    if isinstance(mode, CustomTiming):
+        reported = parse_custom_ms(res.stdout)
+        if reported is None:
+            stage = stage.model_copy(update={"status": "failed", "reason": "no COMPUTE_EVAL_TIME_MS line"})
+            return Measurement(None, stage)
+        if reported > wall_ms * 1.01 + 1.0:
+            return Measurement(wall_ms, stage, [f"self-reported time {reported:.3f} ms exceeds the process wall clock"])
+        return Measurement(reported, stage)
+    from cudaenv.errors import GradingError
+    from cudaenv.grading.profiler import load_profile, time_ms
+
+    try:
+        raw = sandbox.read_file(prof_name)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - a missing profile is a failed measurement
+        stage = stage.model_copy(update={"status": "error", "reason": "the profiler wrote no report"})
+        return Measurement(None, stage)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "profile.json"
+        path.write_bytes(raw)
+        try:
+            profile = load_profile(path, nonce)  # type: ignore[arg-type]
+        except GradingError as exc:
+            stage = stage.model_copy(update={"status": "failed", "reason": str(exc)})
+            return Measurement(None, stage, [f"profiler report rejected: {exc}"])
+    ms = time_ms(profile, mode)
+    if ms is None or ms <= 0:
+        stage = stage.model_copy(update={"status": "failed", "reason": "no timed GPU work in the benchmark region"})
+        return Measurement(None, stage, ["benchmark region contains no GPU work"])
+    return Measurement(ms, stage)
+
+
+def summarise(samples: list[float], source: str) -> Timing:
+    if not samples:
+        return Timing(source=source)
+    med = statistics.median(samples)
+    spread = (max(samples) - min(samples)) if len(samples) > 1 else 0.0
+    return Timing(samples_ms=[round(s, 6) for s in samples], median_ms=med, spread_ms=spread, source=source)
+
+
+def speedup_ci(solution: list[float], baseline: list[float], *, seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
+    """Bootstrap CI of median(baseline)/median(solution); paired when both have equal rounds."""
+    if len(solution) < 2 or len(baseline) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    s = np.asarray(solution)
+    b = np.asarray(baseline)
+    ratios = np.empty(1000)
+    for i in range(ratios.size):
+        ratios[i] = np.median(rng.choice(b, b.size)) / np.median(rng.choice(s, s.size))
+    lo, hi = np.quantile(ratios, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(lo), float(hi)
