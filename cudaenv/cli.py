@@ -31,7 +31,7 @@ def _friendly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except (CudaEnvError, FileNotFoundError, PermissionError) as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -79,8 +79,9 @@ def list_cmd(
     """List the problems of a source as a table."""
     suite = _filtered(source, groups, tags, difficulty, since, until, ids, exclude)
     table = Table(title=f"{len(suite)} problems from {suite.source}")
-    for col in ("task_id", "group", "type", "difficulty", "benchmark", "baseline", "date", "tags"):
-        table.add_column(col)
+    table.add_column("task_id", no_wrap=True, overflow="fold", min_width=12)
+    for col in ("group", "type", "difficulty", "benchmark", "baseline", "date", "tags"):
+        table.add_column(col, overflow="fold")
     for p in suite:
         table.add_row(
             p.task_id, p.group, p.problem_type, p.metadata.difficulty or "-",
