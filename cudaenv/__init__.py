@@ -31,6 +31,18 @@ _LAZY: dict[str, str] = {
 __all__ = sorted([*_LAZY, "__version__"])
 
 
+def _register_builtin() -> None:
+    """Register the bundled problems with gymnasium (cheap: folder names only)."""
+    try:
+        from cudaenv.env.registration import register_builtin
+    except ImportError:  # gymnasium missing in a broken install: importing still works
+        return
+    register_builtin()
+
+
+_register_builtin()
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:

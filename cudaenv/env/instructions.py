@@ -1,0 +1,49 @@
+"""The instruction text an agent sees at reset (deterministic: no paths, no timings)."""
+
+from __future__ import annotations
+
+from cudaenv.env.tools import TOOL_DESCRIPTIONS
+from cudaenv.grading.verdict import Verdict
+from cudaenv.problems.model import Problem
+
+SYSTEM_PROMPT = (
+    "You are an expert CUDA engineer working in a sandboxed workspace. Use the tools to "
+    "inspect files, write code, build and run it. Call `submit` when your solution is ready; "
+    "it is graded by hidden tests in a fresh copy of the workspace."
+)
+
+
+def solution_paths(problem: Problem) -> list[str]:
+    sol = problem.solution or problem.baseline_solution
+    return [f.path for f in sol.files] if sol else []
+
+
+def instruction(
+    problem: Problem,
+    mode: str,
+    visible_files: list[str],
+    *,
+    repair_verdict: Verdict | None = None,
+) -> str:
+    parts = [f"# Task {problem.task_id} ({problem.group}, mode: {mode})", "", problem.prompt.strip(), ""]
+    paths = solution_paths(problem)
+    if paths:
+        parts.append(f"Write your solution in: {', '.join(paths)}")
+    parts.append(f"Build command: {problem.build_command or '(none)'}")
+    if mode in ("optimize", "repair"):
+        parts.append(f"Test command (hidden tests): {problem.test_command}")
+    if mode == "optimize":
+        parts += [
+            f"Benchmark command: {problem.benchmark_command}",
+            f"Timing: {problem.timing_mode.type}. The workspace starts from a correct but slow "
+            "baseline; make it faster while keeping it correct. Reward grows with the speedup.",
+        ]
+    if mode == "repair" and repair_verdict is not None:
+        parts += ["", "The workspace holds a solution that failed grading:", f"reason: {repair_verdict.reason}"]
+        for name, stage in repair_verdict.stages.items():
+            if stage.status != "ok" and stage.output_tail:
+                parts += [f"--- {name} output (tail) ---", stage.output_tail[-2000:]]
+    listing = [f"  {p}" for p in visible_files] or ["  (none)"]
+    parts += ["", "Files in the workspace:", *listing, "", "Tools:"]
+    parts += [f"  {name}: {desc}" for name, desc in TOOL_DESCRIPTIONS.items()]
+    return "\n".join(parts)

@@ -1,0 +1,65 @@
+"""Gymnasium registration: ``gymnasium.make("cudaenv/<id>-v0")`` and ``cudaenv.make``.
+
+The bundled suite is registered on ``import cudaenv`` from its directory names alone (the
+authoring convention names each problem's folder after its task_id), so importing stays
+cheap; the problem itself is loaded when an env is made.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import gymnasium as gym
+
+from cudaenv.problems.model import Problem
+from cudaenv.problems.suite import Suite
+
+NAMESPACE = "cudaenv"
+VERSION = 0
+ENTRY_POINT = "cudaenv.env.core:CudaEnv"
+
+
+def env_id(task_id: str) -> str:
+    """The gymnasium id of a task: ``cudaenv/<task_id with unsafe chars as '-'>-v0``."""
+    return f"{NAMESPACE}/{re.sub(r'[^A-Za-z0-9_.]+', '-', task_id).strip('-')}-v{VERSION}"
+
+
+def _register(task_id: str, source: str, problem: Problem | None = None, *, override: bool = False) -> str:
+    eid = env_id(task_id)
+    if eid in gym.registry and not override:
+        return eid
+    kwargs: dict[str, Any] = {"problem": problem if problem is not None else task_id, "source": source}
+    gym.register(id=eid, entry_point=ENTRY_POINT, kwargs=kwargs, disable_env_checker=True)
+    return eid
+
+
+def register_builtin() -> list[str]:
+    """Register every bundled problem, reading only folder names."""
+    from cudaenv._data import data_path
+
+    try:
+        root = data_path("envs")
+    except FileNotFoundError:
+        return []
+    ids = []
+    for group in sorted(os.scandir(root), key=lambda e: e.name):
+        if not group.is_dir():
+            continue
+        for entry in sorted(os.scandir(group.path), key=lambda e: e.name):
+            if os.path.isfile(os.path.join(entry.path, "problem-spec.yaml")):
+                ids.append(_register(entry.name, "builtin"))
+    return ids
+
+
+def register_suite(suite: Suite, *, override: bool = False) -> list[str]:
+    """Register every problem of ``suite``; returns the gymnasium ids."""
+    return [_register(p.task_id, suite.source, p, override=override) for p in suite]
+
+
+def make(problem: Problem | str, *, source: str = "builtin", **options: Any) -> Any:
+    """Make a CudaEnv for a problem (object or task_id in ``source``)."""
+    from cudaenv.env.core import CudaEnv
+
+    return CudaEnv(problem, source=source, **options)
