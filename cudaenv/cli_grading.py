@@ -1,5 +1,133 @@
-"""CLI commands that grade: ``grade`` and ``validate`` (registered on the main app)."""
+"""CLI commands that grade: ``grade`` (a solutions datapack or directory) and ``validate``."""
 
 from __future__ import annotations
 
-from cudaenv.cli import app  # noqa: F401
+import json
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from cudaenv.cli import _friendly, _split, app, console
+from cudaenv.errors import SourceNotFoundError
+from cudaenv.problems.model import Solution, SourceFile
+
+
+def _solutions_from(path: Path) -> list[Solution]:
+    """A solutions datapack, or a directory with one sub-directory of files per task_id."""
+    if path.is_file():
+        from cudaenv.problems.datapack import read_solution_datapack
+
+        return read_solution_datapack(path)
+    if not path.is_dir():
+        raise SourceNotFoundError(f"solutions {path} do not exist")
+    sols = []
+    for sub in sorted(p for p in path.iterdir() if p.is_dir()):
+        files = [
+            SourceFile(path=f.relative_to(sub).as_posix(), content=f.read_text(encoding="utf-8"))
+            for f in sorted(sub.rglob("*"))
+            if f.is_file()
+        ]
+        sols.append(Solution(task_id=sub.name, files=files))
+    return sols
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console
+    )
+
+
+@app.command("grade")
+@_friendly
+def grade_cmd(
+    solutions: Annotated[Path, typer.Argument(help="solutions datapack (.tar.gz) or directory <task_id>/<files>")],
+    source: Annotated[str, typer.Option("--source", "-s")] = "builtin",
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
+    out: Annotated[Path, typer.Option("--out", "-o")] = Path("graded"),
+    k: Annotated[str, typer.Option("--k", help="comma-separated k for pass@k")] = "1",
+    mode: Annotated[str, typer.Option("--mode")] = "solve",
+    sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
+) -> None:
+    """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable)."""
+    from cudaenv.grading.grader import grade
+    from cudaenv.grading.summary import Graded, summarise
+    from cudaenv.problems.loader import load_suite
+    from cudaenv.rollout.store import ResultStore
+
+    suite = load_suite(source)
+    sols = _solutions_from(solutions)
+    ks = [int(x) for x in _split(k) or ["1"]]
+    store = ResultStore(out, "graded")
+    done = store.done_keys()
+    counts: dict[str, int] = {}
+    jobs = []
+    for sol in sols:
+        sample = counts.get(sol.task_id, 0)
+        counts[sol.task_id] = sample + 1
+        key = f"{sol.task_id}#{sample}"
+        if key not in done:
+            jobs.append((key, sample, sol))
+    missing = sorted({s.task_id for s in sols} - set(suite.ids))
+    if missing:
+        raise SourceNotFoundError(f"solutions for unknown task_id(s) {missing[:5]} in {source}")
+
+    def run(job: tuple[str, int, Solution]) -> dict:
+        key, sample, sol = job
+        problem = suite[sol.task_id]
+        verdict = grade(problem, sol, mode=mode, sandbox=sandbox)  # type: ignore[arg-type]
+        return {"key": key, "task_id": sol.task_id, "group": problem.group, "sample": sample, "verdict": verdict.model_dump(mode="json")}
+
+    with _progress() as bar, ThreadPoolExecutor(workers) as pool:
+        task = bar.add_task("grading", total=len(jobs))
+        for fut in as_completed([pool.submit(run, j) for j in jobs]):
+            store.append(fut.result())
+            bar.advance(task)
+    rows = [Graded.model_validate(r) for r in store.records()]
+    summary = summarise(rows, ks)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    console.print_json(json.dumps({k_: summary[k_] for k_ in ("samples", "passed", "pass_at_k", "speedup", "infrastructure_failures")}))
+    console.print(f"results: {store.path}  summary: {out / 'summary.json'}")
+
+
+@app.command()
+@_friendly
+def validate(
+    source: Annotated[str, typer.Argument(help="builtin, a directory, a datapack, or hf://...")] = "builtin",
+    sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
+    ids: Annotated[str | None, typer.Option("--ids")] = None,
+    groups: Annotated[str | None, typer.Option("--groups", "-g")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="also write the rows as JSON")] = None,
+    rounds: Annotated[int, typer.Option("--rounds", help="benchmark rounds (GPU)")] = 3,
+) -> None:
+    """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
+    from cudaenv.grading.validate import validate_problem
+    from cudaenv.problems.loader import load_suite
+
+    suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
+    rows = []
+    with _progress() as bar, ThreadPoolExecutor(workers) as pool:
+        task = bar.add_task("validating", total=len(suite))
+        futs = [pool.submit(validate_problem, p, sandbox=sandbox, rounds=rounds) for p in suite]
+        for fut in as_completed(futs):
+            rows.append(fut.result())
+            bar.advance(task)
+    rows.sort(key=lambda r: (r.group, r.task_id))
+    table = Table(title=f"validate {source}: {sum(r.ok for r in rows)}/{len(rows)} ok")
+    for col in ("task_id", "group", "reference", "nop", "baseline", "speedup", "status"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(
+            r.task_id, r.group, r.reference, r.nop, r.baseline,
+            f"{r.speedup:.2f}x" if r.speedup else "-",
+            "[green]ok[/]" if r.ok else f"[red]FAIL[/] {r.problem}",
+        )
+    console.print(table)
+    if json_out:
+        json_out.write_text(json.dumps([r.model_dump() for r in rows], indent=2))
+    if not all(r.ok for r in rows):
+        raise typer.Exit(1)
