@@ -1,0 +1,126 @@
+"""Docker sandbox latencies, side by side in one run (medians, milliseconds).
+
+Why: the exec server and the warm pool exist only because ``docker exec`` and cold starts
+are slow; this shows by how much, on this machine. Needs dockerd and the test image.
+
+    PYTHONPATH=. python bench/bench_sandbox_docker.py [--image cudaenv-sandbox-test:latest] [-n 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+
+from cudaenv.sandbox.docker import DockerSandbox, DockerSandboxPool, docker_client
+
+
+def median_ms(fn: Callable[[], object], n: int, warmup: int = 3) -> tuple[float, float]:
+    """Median and 90th percentile of ``n`` timed calls, in ms."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[int(0.9 * (len(samples) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--image", default="cudaenv-sandbox-test:latest")
+    parser.add_argument("-n", type=int, default=100, help="samples for the exec rows")
+    args = parser.parse_args()
+    n_slow = max(10, args.n // 5)
+    client = docker_client()
+    rows: list[tuple[str, int, tuple[float, float]]] = []
+
+    with DockerSandbox(image=args.image) as sb:
+        container = client.containers.get(sb.container_name)
+        rows.append(
+            (
+                "exec 'true': cudaenv exec server",
+                args.n,
+                median_ms(lambda: sb.exec("true", timeout=10), args.n),
+            )
+        )
+        rows.append(
+            (
+                "exec 64 KiB of output: exec server",
+                args.n,
+                median_ms(lambda: sb.exec("head -c 65536 /dev/zero", timeout=10), args.n),
+            )
+        )
+        rows.append(
+            (
+                "exec 'true': docker-py exec_run",
+                n_slow,
+                median_ms(lambda: container.exec_run(["true"]), n_slow),
+            )
+        )
+        cli = ["docker", "exec", sb.container_name, "true"]
+        rows.append(
+            (
+                "exec 'true': docker exec CLI",
+                n_slow,
+                median_ms(lambda: subprocess.run(cli, check=True), n_slow),
+            )
+        )
+        blob = b"x" * 1_000_000
+        rows.append(
+            (
+                "write_file+read_file 1 MB: exec server",
+                n_slow,
+                median_ms(lambda: sb.read_file(sb.write_file("b", blob) or "b"), n_slow),
+            )
+        )
+
+    with DockerSandboxPool(args.image, size=1) as pool:
+
+        def cycle() -> None:
+            s = pool.acquire()
+            s.write_file("f.txt", "x")
+            s.exec("sleep 100 >/dev/null 2>&1 &", timeout=10)
+            start = time.perf_counter()
+            pool.release(s)
+            resets.append((time.perf_counter() - start) * 1000)
+
+        resets: list[float] = []
+        median_ms(cycle, n_slow, warmup=2)
+        resets = resets[2:]
+        rows.append(
+            (
+                "pool release (reset)",
+                len(resets),
+                (statistics.median(resets), sorted(resets)[int(0.9 * (len(resets) - 1))]),
+            )
+        )
+
+    def cold_run() -> None:
+        c = client.containers.run(
+            args.image, ["sleep", "1000"], detach=True, init=True, network_mode="none"
+        )
+        c.remove(force=True)
+
+    n_cold = max(5, args.n // 10)
+    rows.append(("cold containers.run + remove (bare)", n_cold, median_ms(cold_run, n_cold, 1)))
+    rows.append(
+        (
+            "cold DockerSandbox() (run + server ready) + close",
+            n_cold,
+            median_ms(lambda: DockerSandbox(image=args.image).close(), n_cold, 1),
+        )
+    )
+
+    width = max(len(r[0]) for r in rows)
+    print(f"{'operation':<{width}}  {'n':>4}  {'median ms':>9}  {'p90 ms':>8}")
+    for name, n, (med, p90) in rows:
+        print(f"{name:<{width}}  {n:>4}  {med:>9.1f}  {p90:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""DockerSandbox and DockerSandboxPool against a real Docker engine (no mocks).
+
+Needs the engine and the test image built by ``docker/build-test-image.sh``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("docker", reason="the docker extra is not installed")
+
+from cudaenv.errors import SandboxClosedError, SandboxError, SandboxPathError
+from cudaenv.sandbox.base import SandboxLimits
+from cudaenv.sandbox.docker import (
+    LABEL_OWNER_HOST,
+    LABEL_OWNER_PID,
+    LABEL_POOL,
+    DockerSandbox,
+    DockerSandboxPool,
+    docker_client,
+    reap_orphans,
+)
+
+pytestmark = pytest.mark.docker
+
+TEST_IMAGE = os.environ.get("CUDAENV_TEST_IMAGE", "cudaenv-sandbox-test:latest")
+
+
+@pytest.fixture(scope="module")
+def client() -> object:
+    try:
+        client = docker_client()
+    except SandboxError as exc:
+        pytest.skip(f"Docker engine unreachable: {exc}")
+    import docker
+
+    try:
+        client.images.get(TEST_IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"test image {TEST_IMAGE} missing; run docker/build-test-image.sh")
+    return client
+
+
+@pytest.fixture(scope="module")
+def sb(client: object) -> Iterator[DockerSandbox]:
+    with DockerSandbox(image=TEST_IMAGE) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def pool(client: object) -> Iterator[DockerSandboxPool]:
+    with DockerSandboxPool(TEST_IMAGE, size=1) as p:
+        yield p
+
+
+def test_echo_exit_code_env_cwd(sb: DockerSandbox) -> None:
+    r = sb.exec("echo hello; echo oops >&2; exit 3", timeout=10)
+    assert (r.exit_code, r.stdout, r.stderr, r.timed_out) == (3, "hello\n", "oops\n", False)
+    assert sb.exec("echo $FOO", timeout=10, env={"FOO": "bar"}).stdout == "bar\n"
+    assert sb.exec("pwd", timeout=10).stdout == "/workspace\n"
+    sb.exec("mkdir -p sub/dir", timeout=10)
+    assert sb.exec("pwd", timeout=10, cwd="sub/dir").stdout == "/workspace/sub/dir\n"
+    with pytest.raises(SandboxPathError):
+        sb.exec("pwd", timeout=10, cwd="../etc")
+
+
+def test_output_cap_keeps_head_and_tail(client: object) -> None:
+    limits = SandboxLimits(output_cap_bytes=1000)
+    with DockerSandbox(image=TEST_IMAGE, limits=limits) as s:
+        r = s.exec("echo START; head -c 100000 /dev/zero | tr '\\0' x; echo; echo END", timeout=10)
+    assert r.truncated and r.ok
+    assert r.stdout.startswith("START") and r.stdout.rstrip().endswith("END")
+    assert "bytes truncated" in r.stdout and len(r.stdout) < 1200
+
+
+def test_timeout_kills_sigterm_ignoring_tree(sb: DockerSandbox) -> None:
+    script = "trap '' TERM; (trap '' TERM; sleep 1000) & (setsid sleep 1001 &); sleep 1002"
+    start = time.monotonic()
+    r = sb.exec(script, timeout=1)
+    assert r.timed_out and r.exit_code is None
+    assert time.monotonic() - start < 5
+    left = sb.exec("ps -eo args | grep '^sleep 100' || true", timeout=10).stdout
+    assert left == ""
+
+
+def test_no_network(sb: DockerSandbox) -> None:
+    r = sb.exec("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", timeout=10)
+    assert r.stdout.split() == ["lo"]
+    code = "import socket; socket.create_connection(('1.1.1.1', 53), timeout=2)"
+    assert not sb.exec(f'python3 -c "{code}"', timeout=10).ok
+
+
+def test_read_only_root_writable_workspace_and_tmp(sb: DockerSandbox) -> None:
+    assert not sb.exec("touch /etc/x", timeout=10).ok
+    assert not sb.exec("touch /usr/x", timeout=10).ok
+    assert sb.exec("touch /workspace/x /tmp/x && rm /workspace/x /tmp/x", timeout=10).ok
+    # the workspace allows executables (compiled test binaries run there)
+    assert sb.exec("cp /bin/true ./t && ./t && rm t", timeout=10).ok
+
+
+def test_non_root_without_privileges(sb: DockerSandbox) -> None:
+    assert sb.exec("id -u", timeout=10).stdout == "1000\n"
+    caps = sb.exec("grep CapEff /proc/self/status", timeout=10).stdout.split()[1]
+    assert int(caps, 16) == 0
+    assert "1" in sb.exec("grep NoNewPrivs /proc/self/status", timeout=10).stdout
+
+
+def test_symlink_out_of_workspace_refused(sb: DockerSandbox) -> None:
+    sb.exec("ln -sfn /etc etc_link && ln -sf /etc/passwd pw", timeout=10)
+    for bad in ("etc_link/passwd", "pw", "/etc/passwd", "../etc/passwd"):
+        with pytest.raises(SandboxPathError):
+            sb.read_file(bad)
+    with pytest.raises(SandboxPathError):
+        sb.write_file("etc_link/evil", "x")
+    assert "pw" not in sb.list_files()
+
+
+def test_file_round_trip(sb: DockerSandbox) -> None:
+    blob = bytes(range(256)) * 1000
+    sb.write_file("data/blob.bin", blob)
+    sb.write_file("data/note.txt", "héllo\n")
+    assert sb.read_file("data/blob.bin") == blob
+    assert sb.read_file("/workspace/data/note.txt") == "héllo\n".encode()
+    assert sb.exec("sha256sum data/blob.bin | cut -c1-8", timeout=10).ok
+    assert {"data/blob.bin", "data/note.txt"} <= set(sb.list_files())
+    with pytest.raises(FileNotFoundError):
+        sb.read_file("data/missing")
+
+
+def test_pool_reset_wipes_files_and_kills_processes(pool: DockerSandboxPool) -> None:
+    first = pool.acquire()
+    name = first.container_name
+    first.write_file("secret.txt", "answer")
+    first.exec("echo t > /tmp/t; echo s > /dev/shm/s", timeout=10)
+    first.exec("nohup bash -c 'trap \"\" TERM; sleep 1000' >/dev/null 2>&1 &", timeout=10)
+    assert "sleep 1000" in first.exec("ps -eo args", timeout=10).stdout
+    pool.release(first)
+    with pytest.raises(SandboxClosedError):
+        first.exec("true", timeout=10)
+    assert pool.last_reset_s is not None
+    second = pool.acquire()
+    try:
+        assert second.container_name == name  # the warm container was reused
+        assert second.list_files() == []
+        assert second.exec("ls -A /tmp /dev/shm", timeout=10).stdout.split() == [
+            "/dev/shm:",
+            "/tmp:",
+        ]
+        assert "sleep 1000" not in second.exec("ps -eo args", timeout=10).stdout
+    finally:
+        second.close()
+
+
+def test_externally_killed_container(client: object) -> None:
+    sandbox = DockerSandbox(image=TEST_IMAGE)
+    subprocess.run(["docker", "kill", sandbox.container_name], check=True, capture_output=True)
+    with pytest.raises(SandboxError, match="not running"):
+        sandbox.exec("true", timeout=10)
+    name = sandbox.container_name
+    sandbox.close()
+    sandbox.close()
+    assert not client.containers.list(all=True, filters={"name": name})  # type: ignore[attr-defined]
+
+
+def test_unreachable_engine_is_a_clear_error(client: object) -> None:
+    with pytest.raises(SandboxError, match="unreachable"):
+        DockerSandbox(image=TEST_IMAGE, base_url="unix:///nonexistent/docker.sock")
+
+
+def test_reap_orphans_removes_dead_owner(client: object) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    import socket
+
+    container = client.containers.run(  # type: ignore[attr-defined]
+        TEST_IMAGE,
+        ["sleep", "1000"],
+        detach=True,
+        init=True,
+        network_mode="none",
+        labels={
+            LABEL_OWNER_PID: str(dead.pid),
+            LABEL_OWNER_HOST: socket.gethostname(),
+            LABEL_POOL: "test",
+        },
+    )
+    with DockerSandbox(image=TEST_IMAGE) as alive:
+        removed = reap_orphans()
+        assert container.name in removed
+        assert alive.container_name not in removed
+        assert alive.exec("true", timeout=10).ok
