@@ -100,7 +100,11 @@ def measure(
         except GradingError as exc:
             stage = stage.model_copy(update={"status": "failed", "reason": str(exc)})
             return Measurement(None, stage, [f"profiler report rejected: {exc}"])
-    ms = time_ms(profile, mode)
+    try:
+        ms = time_ms(profile, mode)
+    except GradingError as exc:
+        stage = stage.model_copy(update={"status": "failed", "reason": f"profile unusable: {exc}"})
+        return Measurement(None, stage, [f"profile unusable: {exc}"])
     if ms is None or ms <= 0:
         stage = stage.model_copy(update={"status": "failed", "reason": "no timed GPU work in the benchmark region"})
         return Measurement(None, stage, ["benchmark region contains no GPU work"])
