@@ -133,6 +133,7 @@ def pack(
 
 def main() -> None:
     """Console-script entry point."""
+    import cudaenv.cli_eval  # noqa: F401 - registers the eval command
     from cudaenv import cli_grading  # noqa: F401 - registers grade/validate commands
 
     try:

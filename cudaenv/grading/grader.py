@@ -99,6 +99,7 @@ class _Grading:
         force_baseline: bool,
         cache: BuildCache | None,
         timeout: float,
+        check_references: bool = True,
     ) -> None:
         self.problem = problem
         self.files = files
@@ -109,6 +110,7 @@ class _Grading:
         self.force_baseline = force_baseline
         self.cache = cache
         self.timeout = timeout
+        self.check_references = check_references
         self.gpu = gpu_info()
         self.env = _base_env(problem, self.gpu is not None)
         self.token = new_token() if uses_completion_token(problem) else None
@@ -140,13 +142,14 @@ class _Grading:
             v.stages["static"] = StageResult(status="failed", reason="no solution files")
             why = "only protected files" if self.files.dropped else "empty solution"
             return self.fail(f"no gradable solution files ({why})")
-        report = analyse(self.files.solution, p.source_references)
+        refs = p.source_references if self.check_references else None
+        report = analyse(self.files.solution, refs)
         v.stages["static"] = StageResult(
             status="failed" if report.violations else "ok",
             output_tail="\n".join(report.violations)[-4000:],
             reason="forbidden constructs in the solution" if report.violations else None,
         )
-        if p.source_references is not None:
+        if refs is not None:
             missing = report.missing_all + ([f"any of {report.missing_any}"] if report.missing_any else [])
             v.stages["source_refs"] = StageResult(
                 status="ok" if report.refs_ok else "failed",
@@ -280,11 +283,14 @@ def grade(
     rounds: int = 5,
     force_baseline: bool = False,
     build_cache: bool = True,
+    check_references: bool = True,
 ) -> Verdict:
     """Grade ``files`` as a solution of ``problem``; see the module docstring.
 
     ``benchmark`` defaults to True in optimize mode. ``sanitizer`` runs compute-sanitizer
     (True: memcheck; or a list of tools) as a gate after the tests (GPU only).
+    ``check_references=False`` skips the required-API check (for grading a problem's own
+    baseline, which may deliberately avoid the API the problem asks for).
     """
     started = time.perf_counter()
     tools = list(SANITIZER_TOOLS[:1]) if sanitizer is True else list(sanitizer or [])
@@ -303,6 +309,7 @@ def grade(
         force_baseline=force_baseline,
         cache=BuildCache() if build_cache else None,
         timeout=problem.timeout_seconds or DEFAULT_TIMEOUT_S,
+        check_references=check_references,
     )
     try:
         verdict = run.run()

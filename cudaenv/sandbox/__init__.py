@@ -21,4 +21,6 @@ def make_sandbox(backend: str = "local", **options: Any) -> Sandbox:
         from cudaenv.sandbox.docker import DockerSandbox
 
         return DockerSandbox(**options)
-    raise SpecError(f"unknown sandbox backend {backend!r}; choose 'local' or 'docker'", field="sandbox")
+    raise SpecError(
+        f"unknown sandbox backend {backend!r}; choose 'local' or 'docker'", field="sandbox"
+    )
