@@ -31,16 +31,19 @@ from cudaenv.sandbox.base import Sandbox
 MAX_OBS_CHARS = 200_000
 MAX_ACTION_CHARS = 1_000_000
 _EXTRA = "\n\t\r\ufffd" + "".join(chr(c) for c in range(0xA0, 0x250)) + "─│┌┐└┘├┤┬┴┼═║╔╗╚╝━┃┏┓┗┛→←↑↓•…–—‘’“”✓✗×÷≤≥≠±µ°"
-CHARSET = frozenset(chr(c) for c in range(32, 127)) | frozenset(_EXTRA)
+# a sorted string, not a set: gymnasium indexes characters by their order, and set order
+# differs between processes (AsyncVectorEnv's shared memory would decode garbage)
+CHARSET = "".join(sorted({chr(c) for c in range(32, 127)} | set(_EXTRA)))
+_CHARSET_SET = frozenset(CHARSET)
 SOURCE_FIRST = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c", ".py")
 Mode = str
 
 
 def to_charset(text: str) -> str:
     """Map characters outside the declared charset to U+FFFD, so obs stay in the space."""
-    if all(ch in CHARSET for ch in text):
+    if all(ch in _CHARSET_SET for ch in text):
         return text
-    return "".join(ch if ch in CHARSET else "\ufffd" for ch in text)
+    return "".join(ch if ch in _CHARSET_SET else "\ufffd" for ch in text)
 
 
 def _clip(text: str) -> str:

@@ -192,7 +192,9 @@ def test_check_env_every_bundled_problem(task_id: str) -> None:
 
 def test_async_vector_env(cpu_problem_dir: Path) -> None:
     src = str(cpu_problem_dir.parent)
-    envs = gym.vector.AsyncVectorEnv([lambda: CudaEnv("cpu-add", source=src)] * 2)
+    # shared_memory=False: gymnasium 1.4 reads Text observations out of shared memory once, at
+    # construction (a copied tuple, unlike Box views), so later observations never show up
+    envs = gym.vector.AsyncVectorEnv([lambda: CudaEnv("cpu-add", source=src)] * 2, shared_memory=False)
     obs, _ = envs.reset(seed=0)
     assert len(obs) == 2 and all("cpu-add" in o for o in obs)
     actions = [json.dumps(act("write_file", path="solution.cpp", content=CPU_SOLUTION)), json.dumps(act("submit"))]
