@@ -1,0 +1,44 @@
+"""The oracle: writes the problem's reference solution, then submits.
+
+It must score 1 on every valid problem (the release gate's positive control); a problem
+whose reference does not pass is a broken problem, not a weak agent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cudaenv.agents.base import finish_trajectory
+from cudaenv.errors import AgentError
+
+if TYPE_CHECKING:
+    from cudaenv.env.core import CudaEnv
+    from cudaenv.env.trajectory import Trajectory
+
+
+class OracleAgent:
+    """Writes every reference file with ``write_file`` (a patch reference is applied with
+    ``patch -p1`` through ``bash``), then calls ``submit``."""
+
+    name = "oracle"
+
+    def run(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
+        env.reset(seed=seed)
+        ref = env.problem.solution
+        if ref is None:
+            raise AgentError(f"problem {env.problem.task_id!r} has no reference solution for the oracle")
+        done = False
+        for f in ref.files:
+            _, _, term, trunc, _ = env.step({"tool": "write_file", "args": {"path": f.path, "content": f.content}})
+            if term or trunc:
+                done = True
+                break
+        if not done and ref.type == "patch" and ref.patch:
+            env.step({"tool": "write_file", "args": {"path": ".oracle.patch", "content": ref.patch}})
+            _, _, term, trunc, _ = env.step(
+                {"tool": "bash", "args": {"command": "patch -p1 < .oracle.patch && rm -f .oracle.patch"}}
+            )
+            done = term or trunc
+        if not done:
+            env.step({"tool": "submit", "args": {}})
+        return finish_trajectory(env, self.name)

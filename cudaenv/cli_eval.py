@@ -1,0 +1,181 @@
+"""``cudaenv eval``: run an agent over a suite, stream results to DIR, summarise pass@k.
+
+Resumable: DIR/results.jsonl and DIR/trajectories.jsonl are appended as episodes finish and a
+rerun with the same --out skips what is done. Infrastructure failures are counted apart and
+never scored as the agent's failures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from cudaenv.cli import _friendly, _split, app, console
+from cudaenv.cli_grading import _progress
+from cudaenv.errors import SpecError
+
+
+def _agent_spec(agent: str, model: str | None, base_url: str | None, max_turns: int | None) -> Any:
+    if agent != "openai":
+        if model or base_url or max_turns:
+            raise SpecError(f"--model/--base-url/--max-turns apply to --agent openai, not {agent!r}", field="agent")
+        return agent
+    if not model:
+        raise SpecError("--agent openai needs --model", field="model")
+    spec: dict[str, Any] = {"name": "openai", "model": model, "base_url": base_url}
+    if max_turns:
+        spec["max_turns"] = max_turns
+    return spec
+
+
+def _graded_rows(records: list[dict[str, Any]], mode: str) -> list[Any]:
+    """Results as ``Graded`` rows: an agent error is a failed sample, an infrastructure fault a
+    sample marked ``failure="infrastructure"`` (excluded from pass@k by ``summarise``)."""
+    from cudaenv.grading.summary import Graded
+    from cudaenv.grading.verdict import Verdict
+
+    rows = []
+    for rec in records:
+        verdict = Verdict.model_validate(rec["verdict"]) if rec.get("verdict") else None
+        reason = (rec.get("error") or "").splitlines()[0] if rec.get("error") else ""
+        if rec["status"] == "infrastructure":
+            verdict = (verdict or Verdict(task_id=rec["task_id"], mode=mode)).model_copy(
+                update={"failure": "infrastructure", "passed": None, "reason": reason or "infrastructure"}
+            )
+        elif verdict is None:
+            verdict = Verdict(task_id=rec["task_id"], mode=mode, passed=False, failure="agent", reason=reason or rec["status"])
+        rows.append(Graded(task_id=rec["task_id"], group=rec["group"], sample=rec["attempt"], verdict=verdict))
+    return rows
+
+
+def _fmt(value: Any, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _table(summary: dict[str, Any], ks: list[int], title: str) -> Table:
+    with_speed = summary["speedup"]["count"] > 0
+    table = Table(title=title)
+    table.add_column("group", no_wrap=True)
+    table.add_column("samples", justify="right")
+    for k in ks:
+        table.add_column(f"pass@{k}", justify="right")
+    if with_speed:
+        for col in ("geomean", "median", "fast_1", "fast_1.2"):
+            table.add_column(col, justify="right")
+    lines = [(g, s) for g, s in summary["groups"].items()] + [("all", summary)]
+    for name, s in lines:
+        row = [f"[bold]{name}[/]" if name == "all" else name, str(s["samples"])]
+        row += [_fmt(s["pass_at_k"].get(f"pass@{k}")) for k in ks]
+        if with_speed:
+            sp = s["speedup"]
+            row += [_fmt(sp["geomean"], ".2f") + ("x" if sp["geomean"] else ""), _fmt(sp["median"], ".2f"),
+                    _fmt(sp["fast_1"], ".2f"), _fmt(sp["fast_1.2"], ".2f")]
+        table.add_row(*row)
+    return table
+
+
+def _plot_speedups(rows: list[Any], path: Path) -> str:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: skipped the speedup plot (pip install matplotlib)"
+    speeds = sorted(r.verdict.speedup for r in rows if r.verdict.passed and r.verdict.speedup)
+    if not speeds:
+        return "no passing samples with a speedup: no plot"
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.hist(speeds, bins=min(30, max(5, len(speeds) // 2)), color="#4c72b0")
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("speedup over baseline (x)")
+    ax.set_ylabel("samples")
+    ax.set_title(f"speedup distribution ({len(speeds)} passing samples)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return f"speedup plot: {path}"
+
+
+@app.command("eval")
+@_friendly
+def eval_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="results directory (resumable)")],
+    agent: Annotated[str, typer.Option("--agent", "-a", help="oracle | nop | openai")] = "oracle",
+    model: Annotated[str | None, typer.Option("--model", help="model name (openai agent)")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint")] = None,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="model replies per episode")] = None,
+    source: Annotated[str, typer.Option("--source", "-s")] = "builtin",
+    ids: Annotated[str | None, typer.Option("--ids", help="comma-separated task ids")] = None,
+    groups: Annotated[str | None, typer.Option("--groups", "-g", help="comma-separated groups")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="solve | optimize | repair")] = "solve",
+    attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, help="episodes per problem")] = 1,
+    k: Annotated[str, typer.Option("--k", help="comma-separated k for pass@k")] = "1",
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
+    ray: Annotated[bool, typer.Option("--ray/--no-ray", help="run episodes on Ray actors")] = False,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
+    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="steps before truncation")] = 50,
+) -> None:
+    """Evaluate an agent: episodes in parallel, DIR/summary.json with pass@k by group."""
+    from cudaenv.grading.summary import summarise
+    from cudaenv.problems.loader import load_suite
+    from cudaenv.rollout import ResultStore, latest_results, run_episodes
+
+    if mode not in ("solve", "optimize", "repair"):
+        raise SpecError(f"unknown mode {mode!r}; choose solve, optimize or repair", field="mode")
+    if mode == "repair":
+        raise SpecError("repair mode needs a failing solution per problem; `cudaenv eval` runs solve and optimize", field="mode")
+    if sandbox not in ("local", "docker"):
+        raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
+    ks = sorted({int(x) for x in _split(k) or ["1"]})
+    spec = _agent_spec(agent, model, base_url, max_turns)
+    suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
+    problems = list(suite)
+    if mode == "optimize":
+        problems = [p for p in problems if p.has_benchmark and p.baseline_solution is not None]
+        skipped = len(suite) - len(problems)
+        if skipped:
+            console.print(f"optimize mode: skipped {skipped} problem(s) without a benchmark and baseline")
+    if not problems:
+        raise SpecError("no problems selected")
+    if max(ks) > attempts:
+        console.print(f"note: pass@{max(ks)} needs --attempts >= {max(ks)}; it is reported as '-'")
+    env_options = {"mode": mode, "sandbox": sandbox, "source": source, "max_steps": max_steps}
+    planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
+    store = ResultStore(out, "results")
+    before = {key: r for key, r in latest_results(store).items() if key in planned and r.get("status") != "infrastructure"}
+    passing = sum(bool((r.get("verdict") or {}).get("passed")) for r in before.values())
+
+    with _progress() as bar:
+        episodes = bar.add_task("episodes", total=len(planned), completed=len(before))
+        good = bar.add_task("passing", total=len(planned), completed=passing)
+        for res in run_episodes(spec, problems, attempts=attempts, workers=workers, use_ray=ray,
+                                out_dir=out, env_options=env_options):
+            bar.advance(episodes)
+            if res.passed:
+                bar.advance(good)
+            if res.status != "ok":
+                first = (res.error or "").splitlines()[0] if res.error else ""
+                console.print(f"[yellow]{res.key}: {res.status}[/] {first}", highlight=False)
+
+    records = [r for key, r in latest_results(store).items() if key in planned]
+    rows = _graded_rows(records, mode)
+    summary = summarise(rows, ks)
+    statuses = {s: sum(r["status"] == s for r in records) for s in ("ok", "agent_error", "infrastructure")}
+    summary.update({"agent": spec if isinstance(spec, str) else spec["name"], "mode": mode, "source": source,
+                    "attempts": attempts, "status_counts": statuses})
+    if isinstance(spec, dict):
+        summary["model"] = spec["model"]
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    console.print(_table(summary, ks, f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"))
+    if summary["not_run"]:
+        console.print(f"{summary['not_run']} sample(s) not run to a decision (GPU stages skipped: no GPU)")
+    if statuses["infrastructure"]:
+        console.print(f"[yellow]{statuses['infrastructure']} infrastructure failure(s)[/] (excluded; rerun to retry them)")
+    if mode == "optimize":
+        console.print(_plot_speedups(rows, out / "speedup.png"))
+    console.print(f"results: {store.path}  summary: {out / 'summary.json'}")

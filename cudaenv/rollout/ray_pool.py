@@ -1,0 +1,199 @@
+"""The Ray path: a pool of actors, each owning its agent, envs and sandboxes.
+
+Ray stays out of the env (as gymnasium keeps ``vector/`` apart from envs): only this module
+imports it, lazily. An actor runs one episode at a time; a dead actor (its process killed,
+OOM) is replaced and its episode retried up to ``max_retries`` times, then reported as an
+``infrastructure`` result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import site
+import sysconfig
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from cudaenv.errors import MissingExtraError
+from cudaenv.rollout.episode import (
+    AgentSpec,
+    EpisodeResult,
+    Job,
+    infrastructure_result,
+    resolve_agent,
+    run_job,
+)
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise MissingExtraError("ray", "ray") from None
+    return ray
+
+
+def _source_root() -> str | None:
+    """The checkout holding ``cudaenv`` when it is not installed (workers need it on their path)."""
+    import cudaenv
+
+    root = Path(cudaenv.__file__).resolve().parents[1]
+    installed = {Path(p).resolve() for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]}
+    return None if root in installed else str(root)
+
+
+def worker_runtime_env() -> dict[str, Any] | None:
+    root = _source_root()
+    if root is None:
+        return None
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    return {"env_vars": {"PYTHONPATH": path}}
+
+
+def init_ray(address: str | None = None, **kwargs: Any) -> None:
+    """Start (or join) Ray once: locally without the dashboard, or ``address="auto"`` for a
+    cluster. Workers get the cudaenv checkout on their path when it is not installed."""
+    ray = _ray()
+    if ray.is_initialized():
+        return
+    opts: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "configure_logging": False}
+    runtime_env = worker_runtime_env()
+    if runtime_env:
+        opts["runtime_env"] = runtime_env
+    opts.update(kwargs)
+    ray.init(address=address, **opts)
+
+
+class EpisodeWorker:
+    """The actor body: builds its agent once and keeps one env per task_id it has seen."""
+
+    def __init__(self, agent_spec: AgentSpec, env_options: Mapping[str, Any], name: str) -> None:
+        self.agent = resolve_agent(agent_spec)
+        self.env_options = dict(env_options)
+        self.name = name
+        self.envs: dict[str, Any] = {}
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, job: Job) -> EpisodeResult:
+        import cudaenv
+
+        env = self.envs.get(job.problem.task_id)
+        if env is None:
+            try:
+                env = cudaenv.make(job.problem, **self.env_options)
+            except Exception:  # run_job makes (and classifies) it again
+                env = None
+            else:
+                self.envs[job.problem.task_id] = env
+        return run_job(self.agent, job, self.env_options, env=env, worker=f"{self.name}:{os.getpid()}")
+
+    def hold_envs(self, problems: list[Any]) -> int:
+        """Make and reset one env per problem and keep them idle (memory measurements)."""
+        import cudaenv
+
+        for i, p in enumerate(problems):
+            env = cudaenv.make(p, **self.env_options)
+            env.reset(seed=i)
+            self.envs[f"{p.task_id}@{i}"] = env
+        return self.rss_bytes()
+
+    @staticmethod
+    def rss_bytes() -> int:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            env.close()
+        self.envs.clear()
+
+
+class RayBackend:
+    """Feeds jobs to idle actors, collects results, replaces dead actors."""
+
+    def __init__(
+        self,
+        agent_spec: AgentSpec,
+        env_options: Mapping[str, Any],
+        workers: int,
+        *,
+        num_cpus: float = 1,
+        num_gpus: float = 0,
+        address: str | None = None,
+        max_retries: int = 2,
+        requeue: Callable[[Job], None],
+    ) -> None:
+        self.ray = ray = _ray()
+        init_ray(address)
+        options: dict[str, Any] = {"num_cpus": num_cpus, "max_restarts": 0, "max_task_retries": 0}
+        if num_gpus:
+            options["num_gpus"] = num_gpus
+        runtime_env = worker_runtime_env()
+        if runtime_env:
+            options["runtime_env"] = runtime_env
+        self._cls = ray.remote(EpisodeWorker).options(**options)
+        self._spec = agent_spec
+        self._env_options = dict(env_options)
+        self._count = 0
+        self.max_retries = max_retries
+        self._requeue = requeue
+        self.idle: deque[Any] = deque(self._spawn() for _ in range(workers))
+        self.inflight: dict[Any, tuple[Any, Job]] = {}
+
+    def _spawn(self) -> Any:
+        self._count += 1
+        return self._cls.remote(self._spec, self._env_options, f"worker-{self._count}")
+
+    def has_capacity(self) -> bool:
+        return bool(self.idle)
+
+    def busy(self) -> bool:
+        return bool(self.inflight)
+
+    def submit(self, job: Job) -> None:
+        actor = self.idle.popleft()
+        self.inflight[actor.run.remote(job)] = (actor, job)
+
+    def wait(self, timeout: float) -> list[EpisodeResult]:
+        ray = self.ray
+        if not self.inflight:
+            return []
+        ready, _ = ray.wait(list(self.inflight), num_returns=1, timeout=timeout)
+        out = []
+        for ref in ready:
+            actor, job = self.inflight.pop(ref)
+            try:
+                out.append(ray.get(ref))
+                self.idle.append(actor)
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+                self._replace(actor)
+                if job.tries < self.max_retries:
+                    job.tries += 1
+                    self._requeue(job)
+                else:
+                    out.append(infrastructure_result(job, f"worker died {job.tries + 1} times: {exc}"[:4000]))
+            except ray.exceptions.RayError as exc:  # the actor is alive; the call itself failed
+                self.idle.append(actor)
+                out.append(infrastructure_result(job, f"{type(exc).__name__}: {exc}"[:4000]))
+        return out
+
+    def _replace(self, actor: Any) -> None:
+        with contextlib.suppress(Exception):  # already gone
+            self.ray.kill(actor, no_restart=True)
+        self.idle.append(self._spawn())
+
+    def stop(self) -> None:
+        """Kill every actor (running episodes are abandoned; their sandboxes die with them)."""
+        for actor in [*self.idle, *(a for a, _ in self.inflight.values())]:
+            with contextlib.suppress(Exception):  # already gone
+                self.ray.kill(actor, no_restart=True)
+        self.idle.clear()
+        self.inflight.clear()
