@@ -1,0 +1,669 @@
+"""The local sandbox: bubblewrap namespaces where they work, rlimits and process groups otherwise.
+
+Layout. Each sandbox owns ``$TMPDIR/cudaenv-sandboxes/<owner pid>-<random>/`` holding
+``workspace/`` (the agent's files; :attr:`LocalSandbox.workspace`) and ``ctl/`` (FIFOs, one set
+per command). Under bubblewrap the workspace is mounted at ``/workspace`` (cwd of every command,
+so paths in compiler messages do not depend on the host) and ``ctl/`` at ``/run/cudaenv``.
+Under the rlimits fallback commands run in the host path itself.
+
+Speed. Starting bubblewrap costs ~15 ms, so the namespace is built once, at the first
+``exec``: a long-lived bubblewrap runs a bash supervisor as PID 1 (see ``_supervisor.py``), which
+keeps two worker slots with a runner already forked. An ``exec`` makes two output FIFOs, writes
+the request to an idle runner's FIFO and reads output, process group and exit status; the host
+keeps the head and tail of each stream, whatever its size (bounded memory).
+
+What a command sees under bubblewrap: new user/pid/net/ipc/uts namespaces; the host's files
+read-only; empty tmpfs over /tmp, /var/tmp, /run, /root, /home, the temp dir and the sandboxes'
+parent (so other sandboxes and their hidden test files are invisible) and over the bundled
+problem data; Python and the CUDA toolkit bound back read-only; /dev/nvidia* when present.
+Only /workspace and /tmp are writable. A hard link from the workspace to a file outside cannot
+be made (the workspace is its own mount: EXDEV; and protected_hardlinks), and ``write_file``
+replaces files by rename, never writing through an existing link.
+
+Limits: RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CPU and RLIMIT_DATA (not RLIMIT_AS, which breaks
+CUDA's large virtual reservations) per command; per-sandbox pids and memory cgroups where the
+host lets us create them, else RLIMIT_NPROC (which does not bind root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import itertools
+import json
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+import weakref
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from cudaenv.errors import SandboxClosedError, SandboxError
+from cudaenv.sandbox import _supervisor as sv
+from cudaenv.sandbox import _workspace as ws
+from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
+
+__all__ = ["LocalSandbox"]
+
+_PARENT_NAME = "cudaenv-sandboxes"
+_CGROUP_NAME = re.compile(r"[0-9]+-[0-9a-f]{12}")
+_CHUNK = 1 << 20
+_probe_lock = threading.Lock()
+_bwrap_ok: bool | None = None
+_bwrap_size_flag = False
+_warned = False
+_swept = False
+
+
+def _sandbox_parent() -> Path:
+    return Path(tempfile.gettempdir()).resolve() / _PARENT_NAME
+
+
+def _probe_bwrap() -> bool:
+    """Whether bubblewrap can make the namespaces we need here (once per process)."""
+    global _bwrap_ok, _bwrap_size_flag
+    with _probe_lock:
+        if _bwrap_ok is None:
+            exe = shutil.which("bwrap")
+            _bwrap_ok = False
+            if exe:
+                argv = [exe, "--unshare-user", "--unshare-pid", "--unshare-net", "--as-pid-1"]
+                argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+                argv += ["--tmpfs", "/tmp", "--remount-ro", "/", "--", "true"]
+                try:
+                    run = subprocess.run(argv, capture_output=True, timeout=30)
+                    _bwrap_ok = run.returncode == 0
+                    if _bwrap_ok:
+                        helptext = subprocess.run([exe, "--help"], capture_output=True, timeout=30)
+                        _bwrap_size_flag = b"--size" in helptext.stdout + helptext.stderr
+                except (OSError, subprocess.TimeoutExpired):
+                    _bwrap_ok = False
+        return _bwrap_ok
+
+
+def _sweep_stale(parent: Path) -> None:
+    """Remove sandbox dirs whose owner process died without cleaning up (once per process)."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+
+    def stale(entry: Path) -> bool:
+        owner = entry.name.split("-", 1)[0]
+        return owner.isdigit() and int(owner) != os.getpid() and not sv.pid_alive(int(owner))
+
+    with contextlib.suppress(OSError):
+        for entry in parent.iterdir():
+            if stale(entry):
+                sv.rmtree(entry)
+    for base, _ in sv.cgroup_bases():  # empty cgroups left by a killed owner
+        with contextlib.suppress(OSError):
+            for entry in base.iterdir():
+                if entry.is_dir() and _CGROUP_NAME.fullmatch(entry.name) and stale(entry):
+                    with contextlib.suppress(OSError):
+                        entry.rmdir()
+
+
+def _hidden_data_dirs() -> list[Path]:
+    """Places holding hidden problem files or caches that must not be readable in a sandbox."""
+    pkg = Path(__file__).resolve().parent.parent
+    cache = os.environ.get("CUDAENV_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "cudaenv"
+    )  # as toolkit.cache_dir(), without creating it
+    found = [pkg / "_data", pkg.parent / "envs", Path(cache)]
+    return [Path(tempfile.gettempdir()), *found]
+
+
+@dataclass
+class _Runtime:
+    """The running supervisor of one sandbox; owns no reference to the sandbox object."""
+
+    proc: subprocess.Popen[bytes]
+    stdin_fd: int
+    live_fd: int
+    pidfd: int | None
+    cgroups: sv.CgroupSet | None
+    limits_arg: str
+    ctl: str
+    counter: itertools.count[int]  # FIFO names, never reused (not even after a restart)
+    leftovers: list[int] = field(default_factory=list)
+    idle: deque[sv.Slot] = field(default_factory=deque)
+    slots: list[sv.Slot] = field(default_factory=list)
+    dead: bool = False
+
+    def alive(self) -> bool:
+        return not self.dead and self.proc.poll() is None
+
+
+@dataclass
+class _State:
+    """Everything the finalizer needs to clean up, kept apart from the sandbox object."""
+
+    root: Path
+    marker: str
+    bubblewrap: bool
+    runtime: _Runtime | None = None
+    closed: bool = False
+    counter: itertools.count[int] = field(default_factory=itertools.count)
+
+
+def _stop_runtime(state: _State) -> None:
+    rt, state.runtime = state.runtime, None
+    if rt is None:
+        return
+    rt.dead = True
+    if rt.pidfd is not None:  # the namespace's PID 1: its death takes the whole namespace down
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(rt.pidfd, signal.SIGKILL)
+    if rt.cgroups is not None:
+        rt.cgroups.kill_all()
+    with contextlib.suppress(OSError):
+        rt.proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        rt.proc.wait(timeout=10)
+    if not state.bubblewrap and not (rt.cgroups and rt.cgroups.dirs):
+        sv.kill_marked(state.marker)
+    if rt.cgroups is not None:
+        rt.cgroups.remove()
+    for fd in (rt.stdin_fd, rt.live_fd, rt.pidfd, *rt.leftovers, *(x.status_fd for x in rt.slots)):
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    rt.leftovers.clear()
+
+
+def _cleanup(state: _State) -> None:
+    """Kill every process of the sandbox and remove its directory; safe to call twice."""
+    state.closed = True
+    _stop_runtime(state)
+    sv.rmtree(state.root)
+
+
+class LocalSandbox(Sandbox):
+    """A process sandbox on this machine (see the module docstring for what it isolates).
+
+    ``isolation``: "auto" uses bubblewrap when it works and else falls back to "rlimits" with a
+    warning; "bubblewrap" raises :class:`SandboxError` when it cannot; "rlimits" never uses
+    namespaces (no filesystem or network isolation: for trusted code and for hosts without
+    user namespaces). ``env`` is the base environment of every command, over a small default.
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: SandboxLimits | None = None,
+        isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
+        network: bool = False,
+        extra_ro_binds: list[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        global _warned
+        self.limits = limits or SandboxLimits()
+        self.network = network
+        self.extra_ro_binds = [Path(p).resolve() for p in extra_ro_binds or []]
+        if isolation not in ("auto", "bubblewrap", "rlimits"):
+            raise ValueError(f"unknown isolation {isolation!r}")
+        use_bwrap = isolation != "rlimits" and _probe_bwrap()
+        if isolation == "bubblewrap" and not use_bwrap:
+            raise SandboxError("bubblewrap is not usable on this host (isolation='bubblewrap')")
+        if isolation == "auto" and not use_bwrap and not _warned:
+            _warned = True
+            warnings.warn(
+                "bubblewrap is not usable here; LocalSandbox falls back to rlimits only "
+                "(no filesystem or network isolation)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        self.isolation: Literal["bubblewrap", "rlimits"] = "bubblewrap" if use_bwrap else "rlimits"
+        parent = _sandbox_parent()
+        parent.mkdir(mode=0o711, exist_ok=True)
+        _sweep_stale(parent)
+        token = secrets.token_hex(6)
+        root = parent / f"{os.getpid()}-{token}"
+        root.mkdir(mode=0o700)
+        (root / "workspace").mkdir()
+        (root / "ctl").mkdir()
+        self._state = _State(root=root, marker=f"CUDAENV_SANDBOX={token}", bubblewrap=use_bwrap)
+        self._finalizer = weakref.finalize(self, _cleanup, self._state)
+        self._env = self._default_env() | dict(env or {})
+        self._lock = threading.RLock()
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace on the host (what the grader copies files in and out of)."""
+        return self._state.root / "workspace"
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def _check_open(self) -> None:
+        if self._state.closed:
+            raise SandboxClosedError("the sandbox is closed")
+
+    def _default_env(self) -> dict[str, str]:
+        from cudaenv.toolkit import cuda_home
+
+        bwrap = self._state.bubblewrap
+        home = "/tmp" if bwrap else str(self._state.root / "home")
+        path = [str(Path(os.path.realpath(sys.executable)).parent)]
+        cuda = cuda_home()
+        if cuda is not None:
+            path.append(str(cuda / "bin"))
+        path += ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+        env = {"PATH": ":".join(path), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"}
+        if cuda is not None:
+            env["CUDA_HOME"] = str(cuda)
+        for key in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
+            if key in os.environ:
+                env[key] = os.environ[key]
+        if not bwrap:
+            env["CUDAENV_SANDBOX"] = self._state.marker.split("=", 1)[1]
+        return env
+
+    def _ensure_started(self) -> _Runtime:
+        with self._lock:
+            self._check_open()
+            rt = self._state.runtime
+            if rt is not None and rt.alive():
+                return rt
+            if rt is not None:  # the supervisor died (killed by the agent in rlimits mode)
+                _stop_runtime(self._state)
+            rt = self._start()
+            self._state.runtime = rt
+            return rt
+
+    def _start(self) -> _Runtime:
+        from cudaenv.toolkit import cuda_home
+
+        root, lim = self._state.root, self.limits
+        cgroups = sv.CgroupSet(root.name, max_processes=lim.max_processes, memory_mb=lim.memory_mb)
+        limits_arg = (
+            f"-f {lim.file_size_mb * 1024} -n {lim.open_files} -t {lim.cpu_time_s} "
+            f"-d {lim.memory_mb * 1024}"
+        )
+        if not cgroups.pids_limited:
+            nproc = lim.max_processes
+            if not self._state.bubblewrap:  # RLIMIT_NPROC counts all of the user's processes
+                nproc += sum(1 for p in os.listdir("/proc") if p.isdigit())
+            limits_arg += f" -u {nproc}"
+        inner_ctl = sv.INNER_CTL if self._state.bubblewrap else str(root / "ctl")
+        bash = shutil.which("bash") or "/bin/bash"
+        script = [bash, "--noprofile", "--norc", "-c", sv.SUPERVISOR, "cudaenv-supervisor"]
+        script += [inner_ctl, limits_arg, bash]
+        live_r, live_w = os.pipe2(os.O_CLOEXEC)
+        log = open(root / "supervisor.log", "wb")  # noqa: SIM115 (closed below)
+        info_r = info_w = -1
+        try:
+            if self._state.bubblewrap:
+                info_r, info_w = os.pipe2(os.O_CLOEXEC)
+                cuda = cuda_home()
+                argv = sv.bwrap_argv(
+                    bwrap=shutil.which("bwrap") or "bwrap",
+                    workspace=self.workspace,
+                    ctl=root / "ctl",
+                    network=self.network,
+                    hide=[_sandbox_parent(), *_hidden_data_dirs()],
+                    ro_binds=[
+                        *sv.python_prefixes(),
+                        *([cuda.resolve()] if cuda else []),
+                        *self.extra_ro_binds,
+                    ],
+                    tmp_size_bytes=lim.file_size_mb * 1024 * 1024 if _bwrap_size_flag else None,
+                    info_fd=info_w,
+                    command=script,
+                )
+                proc = subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=live_w, stderr=log,
+                    env=self._env, pass_fds=(info_w,),
+                )  # fmt: skip
+                os.close(info_w)
+                pid = self._read_child_pid(info_r, proc, root)
+            else:
+                for sub in ("home",):
+                    (root / sub).mkdir(exist_ok=True)
+                proc = subprocess.Popen(
+                    script, stdin=subprocess.PIPE, stdout=live_w, stderr=log,
+                    env=self._env, cwd=self.workspace, start_new_session=True,
+                )  # fmt: skip
+                pid = proc.pid
+        finally:
+            os.close(live_w)
+            log.close()
+            if info_r >= 0:
+                os.close(info_r)
+        cgroups.add(pid)  # before the first request, so every command starts inside
+        pidfd = None
+        if self._state.bubblewrap:
+            with contextlib.suppress(OSError, AttributeError):
+                pidfd = os.pidfd_open(pid)
+        assert proc.stdin is not None
+        stdin_fd = os.dup(proc.stdin.fileno())
+        os.set_inheritable(stdin_fd, False)
+        proc.stdin.close()
+        rt = _Runtime(
+            proc,
+            stdin_fd,
+            live_r,
+            pidfd,
+            cgroups,
+            limits_arg,
+            str(root / "ctl"),
+            self._state.counter,
+        )
+        for _ in range(2):  # used in turn, so back-to-back commands never wait for a fork
+            rt.idle.append(self._new_slot(rt))
+        return rt
+
+    @staticmethod
+    def _read_child_pid(info_r: int, proc: subprocess.Popen[bytes], root: Path) -> int:
+        """The host pid of the namespace's PID 1, from bubblewrap's --info-fd."""
+        buf = b""
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            ready, _, _ = select.select([info_r], [], [], max(0.0, end - time.monotonic()))
+            chunk = os.read(info_r, 4096) if ready else b""
+            buf += chunk
+            with contextlib.suppress(ValueError):
+                return int(json.loads(buf)["child-pid"])
+            if not chunk:
+                break
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()
+        log = (root / "supervisor.log").read_text(errors="replace")[-2000:]
+        raise SandboxError(f"bubblewrap failed to start the sandbox: {log.strip()}")
+
+    # ---------------------------------------------------------------------- exec
+
+    def exec(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> ExecResult:
+        """Run ``command`` with ``bash -c``; returns when it exits or ``timeout`` s pass.
+
+        On timeout its process group is SIGKILLed (``exit_code`` None, ``timed_out``).
+        Background processes may outlive the command (``close()`` kills them); what they write
+        to the command's stdout/stderr after it returned is discarded.
+        """
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        self._check_open()
+        parts = self._resolve(cwd, want_dir=True) if cwd not in (None, "", ".") else []
+        workdir, env_vars = self._inner_path(parts), dict(env or {})
+        sv.job_request(0, workdir, "", env_vars)  # reject bad names/NULs before taking a slot
+        rt = self._ensure_started()
+        if rt.leftovers:
+            self._drain_leftovers(rt)
+        for _ in range(3):  # a slot lost before it started the command (``kill -9 -1``)
+            try:
+                result = self._exec_once(rt, command, workdir, env_vars, timeout)
+            except OSError as exc:  # close() from another thread closed our descriptors
+                if self._state.closed:
+                    raise SandboxClosedError("the sandbox was closed while a command ran") from exc
+                raise
+            if result is not None:
+                return result
+        raise SandboxError("the sandbox lost its workers three times in a row")
+
+    def _exec_once(
+        self, rt: _Runtime, command: str, workdir: str, env_vars: dict[str, str], timeout: float
+    ) -> ExecResult | None:
+        """One attempt on one slot; None when the slot died before starting the command."""
+        seq = next(rt.counter)
+        slot = self._take_slot(rt)
+        fds: list[int] = []
+        try:
+            for kind in ("o", "e"):
+                path = f"{rt.ctl}/{seq}.{kind}"
+                os.mkfifo(path, 0o600)
+                fds.append(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+                with contextlib.suppress(OSError, AttributeError):
+                    fcntl.fcntl(fds[-1], fcntl.F_SETPIPE_SZ, _CHUNK)
+            start = time.monotonic()
+            request = sv.job_request(seq, workdir, command, env_vars)
+            if not self._hand_over(rt, slot, request, start + 30.0):
+                return None
+            return self._collect(rt, slot, fds, start, timeout)
+        finally:
+            self._release_slot(rt, slot)
+            for kind in ("o", "e"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{rt.ctl}/{seq}.{kind}")
+            for fd in fds:
+                if fd not in rt.leftovers:
+                    os.close(fd)
+
+    def _new_slot(self, rt: _Runtime) -> sv.Slot:
+        """Start a worker slot (its FIFOs are made here, before the supervisor opens them)."""
+        key = next(rt.counter)
+        os.mkfifo(f"{rt.ctl}/{key}.w", 0o600)
+        os.mkfifo(f"{rt.ctl}/{key}.s", 0o600)
+        slot = sv.Slot(
+            key, os.open(f"{rt.ctl}/{key}.s", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        )
+        rt.slots.append(slot)
+        self._send(rt, f"_slot {key}\n".encode())
+        return slot
+
+    def _take_slot(self, rt: _Runtime) -> sv.Slot:
+        """The slot idle the longest (its runner is surely forked by now), or a new one."""
+        with self._lock:
+            while rt.idle:
+                slot = rt.idle.popleft()
+                if not self._slot_gone(slot):
+                    return slot
+                self._release_slot(rt, slot)
+            return self._new_slot(rt)
+
+    def _release_slot(self, rt: _Runtime, slot: sv.Slot) -> None:
+        with self._lock:
+            if not slot.dead:
+                rt.idle.append(slot)
+            elif slot in rt.slots:
+                rt.slots.remove(slot)
+                os.close(slot.status_fd)
+
+    def _hand_over(self, rt: _Runtime, slot: sv.Slot, request: bytes, deadline: float) -> bool:
+        """Write the request to the slot's runner, waiting for it if it is still forking.
+
+        False when the slot turns out to be dead (its reporter was killed).
+        """
+        path = f"{rt.ctl}/{slot.key}.w"
+        while True:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                break
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
+                    slot.dead = True
+                    raise SandboxError(f"cannot reach the sandbox worker: {exc}") from exc
+            if not rt.alive() or select.select([rt.live_fd], [], [], 0)[0]:
+                rt.dead = True
+                raise self._dead_error()
+            if time.monotonic() > deadline:
+                slot.dead = True
+                raise SandboxError("the sandbox worker did not become ready")
+            if self._slot_gone(slot):
+                return False
+            time.sleep(0.0002)
+        try:
+            os.set_blocking(fd, True)
+            view = memoryview(request)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError as exc:
+            slot.dead = True
+            raise SandboxError(f"cannot reach the sandbox worker: {exc}") from exc
+        finally:
+            os.close(fd)
+        return True
+
+    @staticmethod
+    def _slot_gone(slot: sv.Slot) -> bool:
+        """Read what the slot's reporter wrote; True (and marked dead) if it has died."""
+        try:
+            while data := os.read(slot.status_fd, _CHUNK):
+                slot.parse(data)  # "p" of its fresh runner; a stray "r" is ignored
+        except BlockingIOError:
+            return False
+        # End of file: the reporter died (``kill -9 -1``), or has not opened the FIFO yet.
+        slot.dead = slot.pgid is not None
+        return slot.dead
+
+    def _send(self, rt: _Runtime, data: bytes) -> None:
+        """A line to the supervisor itself."""
+        with self._lock:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(rt.stdin_fd, view) :]
+            except OSError as exc:
+                rt.dead = True
+                raise self._dead_error() from exc
+
+    def _dead_error(self) -> SandboxError:
+        if self._state.closed:
+            return SandboxClosedError("the sandbox was closed while a command ran")
+        return SandboxError("the sandbox supervisor died")
+
+    def _collect(
+        self, rt: _Runtime, slot: sv.Slot, fds: list[int], start: float, timeout: float
+    ) -> ExecResult | None:
+        """Read output and status until the command ends; kill its group at the deadline.
+
+        None if the slot died before its runner took the command (no output FIFO ever opened).
+        """
+        out_fd, err_fd = fds
+        caps = {fd: sv.Capture(self.limits.output_cap_bytes) for fd in fds}
+        poller = select.poll()
+        for fd in (slot.status_fd, *fds):
+            poller.register(fd, select.POLLIN)
+        poller.register(rt.live_fd, 0)  # POLLHUP only: the supervisor died
+        code: int | None = None
+        open_outputs = {out_fd, err_fd}
+        timed_out = killed = False
+        deadline = start + timeout
+        while code is None and not slot.dead:
+            now = time.monotonic()
+            if not timed_out and now >= deadline:
+                timed_out, deadline = True, now + 5.0
+            if timed_out and slot.pgid is not None and not killed:
+                killed = True
+                self._send(rt, f"kill -9 -- -{slot.pgid}\n".encode())
+            if timed_out and now >= deadline:
+                slot.dead = True  # it would not die: retire the slot
+                break
+            for fd, _ in poller.poll(max(0.0, deadline - now) * 1000 + 1):
+                if fd == rt.live_fd:
+                    rt.dead = True
+                    raise self._dead_error()
+                try:
+                    data = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if fd == slot.status_fd:
+                    if not data:
+                        slot.dead = True
+                    elif code is None:
+                        code = slot.parse(data)
+                elif data:
+                    caps[fd].feed(data)
+                else:
+                    open_outputs.discard(fd)
+                    poller.unregister(fd)
+        duration = time.monotonic() - start
+        if slot.dead and code is None and not timed_out and not self._started(fds, caps):
+            return None
+        for fd in list(open_outputs):  # what the command wrote is in the pipe: drain it
+            if self._drain(fd, caps[fd]):
+                open_outputs.discard(fd)
+        rt.leftovers.extend(open_outputs)  # a background process still holds them
+        stdout, trunc_out = caps[out_fd].text()
+        stderr, trunc_err = caps[err_fd].text()
+        if code is None and not timed_out:
+            code = 137  # the reporter was killed (e.g. ``kill -9 -1``)
+        return ExecResult(
+            exit_code=None if timed_out else code,
+            stdout=stdout,
+            stderr=stderr,
+            timed_out=timed_out,
+            duration_s=duration,
+            truncated=trunc_out or trunc_err,
+        )
+
+    @staticmethod
+    def _started(fds: list[int], caps: dict[int, sv.Capture]) -> bool:
+        """Whether the runner opened the output FIFOs (a FIFO hangs up only after a writer)."""
+        if any(c.total for c in caps.values()):
+            return True
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        return bool(poller.poll(20))
+
+    @staticmethod
+    def _drain(fd: int, cap: sv.Capture | None, budget_s: float = 0.05) -> bool:
+        """Read what is buffered (bounded in time); True at end of file."""
+        end = time.monotonic() + budget_s
+        while time.monotonic() < end:
+            try:
+                data = os.read(fd, _CHUNK)
+            except BlockingIOError:
+                return False
+            except OSError:
+                return True
+            if not data:
+                return True
+            if cap is not None:
+                cap.feed(data)
+        return False
+
+    def _drain_leftovers(self, rt: _Runtime) -> None:
+        """Discard what background processes wrote since; close pipes nobody holds any more."""
+        with self._lock:
+            for fd in list(rt.leftovers):
+                if self._drain(fd, None, 0.01):
+                    rt.leftovers.remove(fd)
+                    os.close(fd)
+
+    # --------------------------------------------------------------------- files
+
+    def _resolve(self, path: str | None, *, want_dir: bool = False) -> list[str]:
+        self._check_open()
+        return ws.resolve(self.workspace, path, want_dir=want_dir)
+
+    def _inner_path(self, parts: list[str]) -> str:
+        base = sv.INNER_WORKSPACE if self._state.bubblewrap else str(self.workspace)
+        return "/".join([base, *parts])
+
+    def write_file(self, path: str, data: str | bytes) -> None:
+        """Create or replace a file by rename: never writes through an existing link."""
+        self._check_open()
+        ws.write_file(self.workspace, path, data)
+
+    def read_file(self, path: str) -> bytes:
+        self._check_open()
+        return ws.read_file(self.workspace, path)
+
+    def list_files(self) -> list[str]:
+        self._check_open()
+        return ws.list_files(self.workspace)

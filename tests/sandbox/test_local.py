@@ -1,0 +1,382 @@
+"""LocalSandbox against real processes: isolation, limits, cleanup, path safety.
+
+Functional tests run under both isolation modes; the namespace-only properties (network,
+read-only root, private /tmp, hidden dirs) only under bubblewrap.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import resource
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cudaenv.errors import SandboxClosedError, SandboxPathError
+from cudaenv.sandbox.base import SandboxLimits, cap_output
+from cudaenv.sandbox.local import LocalSandbox, _probe_bwrap
+
+HAS_BWRAP = _probe_bwrap()
+needs_bwrap = pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not usable here")
+MODES = [
+    pytest.param("bubblewrap", marks=needs_bwrap),
+    "rlimits",
+]
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def sb(mode: str):
+    box = LocalSandbox(isolation=mode)
+    yield box
+    box.close()
+
+
+def _host_pids_with(token: str) -> list[int]:
+    """Host processes whose command line contains ``token``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    if token.encode() in fh.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def _wait_gone(token: str, within_s: float = 5.0) -> list[int]:
+    end = time.monotonic() + within_s
+    while (left := _host_pids_with(token)) and time.monotonic() < end:
+        time.sleep(0.05)
+    return left
+
+
+# ------------------------------------------------------------------- basics
+
+
+def test_echo_exit_code_env_cwd(sb: LocalSandbox) -> None:
+    r = sb.exec("echo hello; echo oops >&2; exit 3", timeout=10)
+    assert (r.exit_code, r.stdout, r.stderr, r.timed_out, r.truncated) == (
+        3,
+        "hello\n",
+        "oops\n",
+        False,
+        False,
+    )
+    assert sb.exec("true", timeout=10).ok
+    odd = "a'b\"c\\d $x `y`\nline2 é"
+    r = sb.exec('printf %s "$ODD"; printf "|%s" "$BASE"', timeout=10, env={"ODD": odd})
+    assert r.stdout == odd + "|"
+    sb.write_file("sub/dir/f.txt", "x")
+    r = sb.exec("pwd; ls", timeout=10, cwd="sub/dir")
+    assert r.stdout.splitlines()[0].endswith("/sub/dir") and "f.txt" in r.stdout
+    assert sb.exec("pwd", timeout=10).stdout.strip() == (
+        "/workspace" if sb.isolation == "bubblewrap" else str(sb.workspace)
+    )
+    with pytest.raises(SandboxPathError):
+        sb.exec("true", timeout=10, cwd="../..")
+    with pytest.raises(ValueError):
+        sb.exec("true", timeout=10, env={"BAD NAME": "x"})
+
+
+def test_base_env_and_isolation_attr(mode: str) -> None:
+    with LocalSandbox(isolation=mode, env={"BASE": "b"}) as box:
+        assert box.isolation == mode
+        r = box.exec('echo "$BASE $OTHER"', timeout=10, env={"OTHER": "o"})
+        assert r.stdout == "b o\n"
+        # the host's environment does not leak in
+        os.environ["CUDAENV_TEST_SECRET"] = "s3cret"
+        try:
+            assert "s3cret" not in box.exec("env", timeout=10).stdout
+        finally:
+            del os.environ["CUDAENV_TEST_SECRET"]
+
+
+def test_output_cap_head_tail(mode: str) -> None:
+    with LocalSandbox(isolation=mode, limits=SandboxLimits(output_cap_bytes=100)) as box:
+        r = box.exec("seq 1 1000; seq 1 5 >&2", timeout=10)
+        data = "".join(f"{i}\n" for i in range(1, 1001)).encode()
+        assert r.truncated
+        assert r.stdout == cap_output(data, 100)[0]
+        assert r.stdout.startswith("1\n2\n") and r.stdout.endswith("999\n1000\n")
+        assert r.stderr == "1\n2\n3\n4\n5\n"
+
+
+def test_binary_output(sb: LocalSandbox) -> None:
+    r = sb.exec("printf 'ok\\000\\377\\376end'; head -c 300 /dev/urandom >&2", timeout=10)
+    assert r.exit_code == 0
+    assert r.stdout.startswith("ok\x00") and r.stdout.endswith("end") and "\ufffd" in r.stdout
+
+
+@pytest.mark.slow
+def test_gigabytes_of_output_bounded_memory(sb: LocalSandbox) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    size = (2 if sb.isolation == "bubblewrap" else 1) << 30
+    r = sb.exec(f"yes | head -c {size}", timeout=120)
+    assert r.exit_code == 0 and r.truncated
+    assert f"[... {size - 2 * (sb.limits.output_cap_bytes // 2)} bytes truncated ...]" in r.stdout
+    assert r.stdout.startswith("y\ny\n") and r.stdout.endswith("y\ny\n")
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kb < 64 * 1024
+
+
+def test_background_output_does_not_block(sb: LocalSandbox) -> None:
+    start = time.monotonic()
+    r = sb.exec("sleep 30 & echo started", timeout=20)
+    assert r.stdout == "started\n" and time.monotonic() - start < 5
+    assert sb.exec("echo next", timeout=10).stdout == "next\n"
+
+
+def test_large_command_and_concurrency(sb: LocalSandbox) -> None:
+    big = "x" * 100_000  # bash -c takes at most 128 KiB (MAX_ARG_STRLEN)
+    assert sb.exec(f"echo -n {big} | wc -c", timeout=10).stdout.strip() == "100000"
+    results: list[str] = []
+
+    def run(i: int) -> None:
+        results.append(sb.exec(f"sleep 0.5; echo {i}", timeout=10).stdout.strip())
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["0", "1", "2", "3"]
+    assert time.monotonic() - start < 2.0  # they ran at the same time
+
+
+# --------------------------------------------------------- timeouts, cleanup
+
+
+@pytest.mark.slow
+def test_timeout_kills_term_ignoring_tree(sb: LocalSandbox) -> None:
+    cmd = "trap '' TERM; sleep 1000 & echo $! > child.pid; echo $$ > parent.pid; wait"
+    start = time.monotonic()
+    r = sb.exec(cmd, timeout=1.5)
+    assert r.timed_out and r.exit_code is None and not r.ok
+    assert time.monotonic() - start < 5
+    # alive = exists and is not a zombie (an orphan may wait a moment for its reaper)
+    alive = "alive() { [ -e /proc/$1 ] && ! grep -q '^State:.*Z' /proc/$1/status; }"
+    check = f"{alive}; for p in $(cat child.pid parent.pid); do alive $p && ps -fp $p; done; :"
+    assert sb.exec(check, timeout=5).stdout == ""
+    assert sb.exec("echo alive", timeout=5).stdout == "alive\n"  # the sandbox still works
+
+
+def test_background_processes_killed_on_close(mode: str) -> None:
+    token = f"98{uuid.uuid4().int % 10**6:06d}"
+    box = LocalSandbox(isolation=mode)
+    cmd = f"nohup sleep {token}1 >/dev/null 2>&1 & setsid sleep {token}2 >/dev/null 2>&1 &"
+    assert box.exec(cmd, timeout=10).exit_code == 0
+    end = time.monotonic() + 5
+    while len(_host_pids_with(token)) < 2 and time.monotonic() < end:
+        time.sleep(0.02)
+    assert len(_host_pids_with(token)) == 2
+    workspace = box.workspace
+    assert workspace.is_dir()
+    box.close()
+    box.close()  # idempotent
+    assert _wait_gone(token) == []
+    assert not workspace.exists() and not workspace.parent.exists()
+    with pytest.raises(SandboxClosedError):
+        box.exec("true", timeout=1)
+    with pytest.raises(SandboxClosedError):
+        box.read_file("x")
+
+
+def test_finalizer_cleans_up_dropped_sandbox(mode: str) -> None:
+    token = f"97{uuid.uuid4().int % 10**6:06d}"
+    box = LocalSandbox(isolation=mode)
+    box.exec(f"sleep {token} >/dev/null 2>&1 &", timeout=10)
+    root = box.workspace.parent
+    del box
+    gc.collect()
+    assert _wait_gone(token) == [] and not root.exists()
+
+
+def test_close_after_supervisor_crash_and_restart(mode: str) -> None:
+    token = f"96{uuid.uuid4().int % 10**6:06d}"
+    box = LocalSandbox(isolation=mode)
+    box.exec(f"sleep {token} >/dev/null 2>&1 &", timeout=10)
+    box._state.runtime.proc.kill()  # the outer process of the sandbox dies
+    time.sleep(0.2)
+    assert box.exec("echo again", timeout=10).stdout == "again\n"  # a fresh supervisor
+    box.close()
+    assert _wait_gone(token) == [] and not box.workspace.exists()
+
+
+@pytest.mark.slow
+def test_fork_bomb_contained(mode: str) -> None:
+    limits = SandboxLimits(max_processes=64)
+    token = uuid.uuid4().hex
+    with LocalSandbox(isolation=mode, limits=limits) as box:
+        box.exec("true", timeout=10)
+        cgroups = box._state.runtime.cgroups
+        if not (cgroups and cgroups.pids_limited) and os.geteuid() == 0:
+            pytest.skip("no pids cgroup, and RLIMIT_NPROC does not bind root")
+        r = box.exec(f": {token}; bomb() {{ bomb | bomb & }}; bomb; sleep 30", timeout=3)
+        assert r.timed_out
+        assert subprocess.run(["true"], timeout=5).returncode == 0  # the host still forks
+        assert len(_host_pids_with(token)) <= 64
+        if cgroups and cgroups.pids_limited and (cgroups.dirs[0] / "pids.peak").exists():
+            assert int((cgroups.dirs[0] / "pids.peak").read_text()) <= 64
+    assert _wait_gone(token) == []
+
+
+def test_file_size_limit(mode: str) -> None:
+    with LocalSandbox(isolation=mode, limits=SandboxLimits(file_size_mb=1)) as box:
+        r = box.exec("head -c 5000000 /dev/zero > big.bin", timeout=20)
+        assert r.exit_code != 0
+        assert (box.workspace / "big.bin").stat().st_size <= 1024 * 1024
+
+
+# --------------------------------------------------------- namespace isolation
+
+
+@needs_bwrap
+def test_no_network() -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    probe = f"echo hi > /dev/tcp/127.0.0.1/{port} && echo connected"
+    try:
+        with LocalSandbox(isolation="bubblewrap") as box:
+            r = box.exec(probe, timeout=10)
+            assert r.exit_code != 0 and "connected" not in r.stdout
+        with LocalSandbox(isolation="bubblewrap", network=True) as box:
+            assert "connected" in box.exec(probe, timeout=10).stdout
+    finally:
+        server.close()
+
+
+@needs_bwrap
+def test_readonly_root_private_tmp_hidden_dirs() -> None:
+    host_dir = Path(tempfile.mkdtemp())
+    (host_dir / "hidden.txt").write_text("hidden test file")
+    name = f"cudaenv-private-{uuid.uuid4().hex}"
+    try:
+        with LocalSandbox(isolation="bubblewrap") as a, LocalSandbox(isolation="bubblewrap") as b:
+            r = a.exec(f"echo secret > /tmp/{name} && cat /tmp/{name}", timeout=10)
+            assert r.stdout == "secret\n"
+            assert not Path("/tmp", name).exists()
+            assert b.exec(f"cat /tmp/{name}", timeout=10).exit_code != 0
+            envs = Path(__file__).resolve().parents[2] / "envs"  # bundled problems (hidden)
+            for path in ("/usr/x", "/etc/x", "/x", "/root/x", "/home/x", "/var/tmp/x", envs / "x"):
+                assert a.exec(f"touch {path}", timeout=10).exit_code != 0, path
+            assert a.exec("touch /workspace/ok && touch /tmp/ok", timeout=10).exit_code == 0
+            caps = a.exec("grep CapEff /proc/self/status", timeout=10).stdout
+            assert caps.split()[-1].strip("0") == ""  # no capabilities, even in the namespace
+            for path in (host_dir / "hidden.txt", b.workspace, a.workspace.parent.parent):
+                r = a.exec(f"ls {path}", timeout=10)
+                assert r.exit_code != 0, (path, r)
+            assert a.exec("ls -A /home /run/user 2>/dev/null", timeout=10).stdout.strip() in (
+                "/home:",
+                "",
+            )
+            assert "docker.sock" not in a.exec("ls /run /var/run", timeout=10).stdout
+            assert a.exec("python3 -c 'print(1+1)'", timeout=30).stdout == "2\n"
+            bad = a.exec("ln /etc/hostname hard 2>&1 || echo refused", timeout=10)
+            assert "refused" in bad.stdout
+    finally:
+        (host_dir / "hidden.txt").unlink()
+        host_dir.rmdir()
+
+
+@needs_bwrap
+def test_kill_everything_inside_does_not_break_sandbox() -> None:
+    with LocalSandbox(isolation="bubblewrap") as box:
+        r = box.exec("kill -9 -1", timeout=10)
+        assert r.exit_code is not None and not r.timed_out
+        assert box.exec("echo still here", timeout=10).stdout == "still here\n"
+
+
+# ---------------------------------------------------------------- file access
+
+
+def test_files_roundtrip_and_listing(sb: LocalSandbox) -> None:
+    sb.write_file("a/b/c.txt", "héllo")
+    sb.write_file("bin.dat", bytes(range(256)))
+    assert sb.read_file("a/b/c.txt") == "héllo".encode()
+    assert sb.read_file("./a//b/c.txt") == "héllo".encode()
+    assert sb.read_file("bin.dat") == bytes(range(256))
+    assert sb.exec("cat a/b/c.txt", timeout=10).stdout == "héllo"
+    sb.exec("echo made > inside.txt; ln -s a/b/c.txt alias; mkfifo pipe", timeout=10)
+    assert sb.read_file("alias") == "héllo".encode()  # a link that stays inside is followed
+    assert sb.list_files() == ["a/b/c.txt", "bin.dat", "inside.txt"]
+    with pytest.raises(FileNotFoundError):
+        sb.read_file("missing.txt")
+    with pytest.raises(SandboxPathError):
+        sb.read_file("pipe")  # would block forever if opened naively
+
+
+@pytest.mark.parametrize(
+    "path", ["../x", "a/../../x", "/etc/passwd", "", "a/\0b", "..", "etc_link/passwd", "pw"]
+)
+def test_paths_outside_refused(sb: LocalSandbox, path: str) -> None:
+    sb.exec("ln -s /etc etc_link; ln -s /etc/passwd pw; mkdir -p d; ln -s ../.. d/up", timeout=10)
+    with pytest.raises(SandboxPathError):
+        sb.read_file(path)
+    with pytest.raises(SandboxPathError):
+        sb.write_file(path if path else "", "x")
+
+
+def test_symlinked_parent_and_escape_refused(sb: LocalSandbox) -> None:
+    outside = Path(tempfile.mkdtemp())
+    try:
+        sb.exec(f"ln -s {outside} out; mkdir -p d; ln -s .. d/up; ln -s ../.. d/up2", timeout=10)
+        with pytest.raises(SandboxPathError):
+            sb.write_file("out/evil.txt", "x")
+        with pytest.raises(SandboxPathError):
+            sb.write_file("d/up2/evil.txt", "x")
+        assert list(outside.iterdir()) == []
+        sb.write_file("d/up/fine.txt", "inside")  # d/up is the workspace itself
+        assert (sb.workspace / "fine.txt").read_text() == "inside"
+        assert "out" not in sb.list_files()
+    finally:
+        for p in outside.iterdir():
+            p.unlink()
+        outside.rmdir()
+
+
+def test_write_never_goes_through_a_hard_link() -> None:
+    """In rlimits mode the agent can hard-link a host file into the workspace: the host file
+    must not be overwritten when the environment writes that path."""
+    outside = Path(tempfile.mkdtemp())
+    target = outside / "host.txt"
+    target.write_text("host data")
+    try:
+        with LocalSandbox(isolation="rlimits") as box:
+            try:
+                os.link(target, box.workspace / "linked.txt")
+            except OSError:
+                pytest.skip("the temp dir and the workspace are on different filesystems")
+            box.write_file("linked.txt", "agent data")
+            assert target.read_text() == "host data"
+            assert box.read_file("linked.txt") == b"agent data"
+    finally:
+        target.unlink()
+        outside.rmdir()
+
+
+def test_creation_is_cheap(mode: str) -> None:
+    LocalSandbox(isolation=mode).close()  # once-per-process probing done
+    times = []
+    for _ in range(10):
+        start = time.perf_counter()
+        box = LocalSandbox(isolation=mode)
+        times.append(time.perf_counter() - start)
+        box.close()
+    assert sorted(times)[5] < 0.02
