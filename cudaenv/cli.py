@@ -135,6 +135,7 @@ def main() -> None:
     """Console-script entry point."""
     import cudaenv.cli_eval  # noqa: F401 - registers the eval command
     from cudaenv import cli_grading  # noqa: F401 - registers grade/validate commands
+    from cudaenv import cli_interop  # noqa: F401 - registers export-harbor
 
     try:
         app()

@@ -159,6 +159,13 @@ def toolkit_env() -> dict[str, str]:
     return env
 
 
+def sandbox_ro_dirs() -> list[Path]:
+    """Directories the toolkit environment points into that a sandbox must show read-only
+    (the CUDA root and the cuBLAS link directory, which lives in the otherwise hidden cache)."""
+    dirs = [cuda_home(), _linkable_lib_dir()]
+    return [d.resolve() for d in dirs if d is not None]
+
+
 def main() -> None:
     """``python -m cudaenv.toolkit``: print shell exports (for authoring problems by hand)."""
     for key, value in toolkit_env().items():

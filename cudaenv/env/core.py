@@ -310,9 +310,11 @@ class CudaEnv(gym.Env[str, str]):
         except SandboxError as exc:
             return Verdict(task_id=self.problem.task_id, mode=self.mode, passed=None, failure="infrastructure", reason=f"could not collect the workspace: {exc}")
         sandbox = self._grading_sandbox
+        # the agent's sandbox may have network (CLI agents reach their model server); grading never
+        options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
         return grade(
             self.problem, files, mode=self.mode,  # type: ignore[arg-type]
-            sandbox=sandbox, sandbox_options=None if callable(sandbox) else self._sandbox_options,
+            sandbox=sandbox, sandbox_options=None if callable(sandbox) else options,
             **self.grade_options,
         )
 

@@ -37,3 +37,4 @@ class Trajectory(BaseModel):
     seconds: float = 0.0
     agent: str | None = None
     usage: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float | None = None  # what the agent's model calls cost, where its CLI reports it

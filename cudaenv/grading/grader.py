@@ -22,7 +22,9 @@ from cudaenv.grading.stages import (
     DEFAULT_TIMEOUT_S,
     MIN_BUILD_TIMEOUT_S,
     TOKEN_ENV,
+    clear_rewards,
     new_token,
+    reward_stage,
     run_stage,
     uses_completion_token,
 )
@@ -173,7 +175,11 @@ class _Grading:
             v.passed = None
             v.reason = "compiled; GPU stages skipped (no GPU)"
             return v
+        if p.reward_file:
+            clear_rewards(box, p.reward_file)
         test, _ = run_stage(box, p.test_command, timeout=self.timeout, env=self.test_env(), token=self.token)
+        if p.reward_file:
+            test = reward_stage(box, p.reward_file, test)
         if self.gpu is None and p.problem_type == "cuda_python":
             test = test.model_copy(update={"reason": ((test.reason or "") + " [numba-cuda simulator]").strip()})
         v.stages["test"] = test

@@ -20,7 +20,8 @@ def _builtin() -> Suite:
 
 
 def load_suite(source: str | Path = BUILTIN) -> Suite:
-    """Load problems from ``"builtin"``, a directory tree, a ``.tar.gz`` datapack, or ``hf://...``.
+    """Load problems from ``"builtin"``, a directory tree, a ``.tar.gz`` datapack, ``hf://...``,
+    a tree of Harbor task directories (``task.toml``), or a ``.jsonl`` of repository tasks.
 
     >>> suite = load_suite("builtin")
     >>> len(suite.filter(groups=["cuda-kernels"])) > 0
@@ -39,13 +40,22 @@ def load_suite(source: str | Path = BUILTIN) -> Suite:
     path = Path(text).expanduser()
     if not path.exists():
         raise SourceNotFoundError(f"problem source {text!r} does not exist")
+    if path.is_file() and path.suffix == ".jsonl":
+        from cudaenv.problems.repo_tasks import read_repo_tasks
+
+        return Suite(read_repo_tasks(path), source=text)
     if path.is_file():
         from cudaenv.problems.datapack import read_problem_datapack
 
         return Suite(read_problem_datapack(path), source=text)
+    from cudaenv.problems.harbor import find_task_dirs, load_task_dir
+
+    task_dirs = find_task_dirs(path)
+    if task_dirs:  # Harbor tasks (an exported task embeds a problem-spec.yaml in its tests/)
+        return Suite([load_task_dir(d) for d in task_dirs], source=text)
     from cudaenv.problems.directory import load_problem_tree
 
     problems = load_problem_tree(path)
     if not problems:
-        raise SourceNotFoundError(f"no problem-spec.yaml found under {text!r}")
+        raise SourceNotFoundError(f"no problem-spec.yaml or task.toml found under {text!r}")
     return Suite(problems, source=text)

@@ -180,6 +180,9 @@ class Problem(BaseModel):
     baseline_solution: Solution | None = None
     solution: Solution | None = Field(default=None, exclude=True)
     allow_context_override: bool = False
+    # Harbor / repository tasks: the test command writes a reward file (workspace-relative)
+    # and the test passes only if it exits 0 and the file says reward >= 1
+    reward_file: str | None = None
 
     _content_hash: str | None = PrivateAttr(default=None)
 
@@ -193,6 +196,11 @@ class Problem(BaseModel):
             data = dict(data)
             data["timing_mode"] = {"type": data["timing_mode"]}
         return data
+
+    @field_validator("reward_file")
+    @classmethod
+    def _safe_reward_file(cls, v: str | None) -> str | None:
+        return None if v is None else check_relative_path(v, field="reward_file")
 
     @field_validator("context_files")
     @classmethod
@@ -240,9 +248,11 @@ class Problem(BaseModel):
 
     def to_record(self) -> dict[str, Any]:
         """The ComputeEval datapack record (``type``, normalised source_references)."""
-        data = self.model_dump(mode="json", by_alias=True, exclude={"allow_context_override"})
+        data = self.model_dump(mode="json", by_alias=True, exclude={"allow_context_override", "reward_file"})
         if self.allow_context_override:
             data["allow_context_override"] = True
+        if self.reward_file:
+            data["reward_file"] = self.reward_file
         return data
 
     def content_hash(self) -> str:

@@ -288,7 +288,7 @@ class LocalSandbox(Sandbox):
             return rt
 
     def _start(self) -> _Runtime:
-        from cudaenv.toolkit import cuda_home
+        from cudaenv.toolkit import sandbox_ro_dirs
 
         root, lim = self._state.root, self.limits
         cgroups = sv.CgroupSet(root.name, max_processes=lim.max_processes, memory_mb=lim.memory_mb)
@@ -311,7 +311,6 @@ class LocalSandbox(Sandbox):
         try:
             if self._state.bubblewrap:
                 info_r, info_w = os.pipe2(os.O_CLOEXEC)
-                cuda = cuda_home()
                 argv = sv.bwrap_argv(
                     bwrap=shutil.which("bwrap") or "bwrap",
                     workspace=self.workspace,
@@ -320,7 +319,7 @@ class LocalSandbox(Sandbox):
                     hide=[_sandbox_parent(), *_hidden_data_dirs()],
                     ro_binds=[
                         *sv.python_prefixes(),
-                        *([cuda.resolve()] if cuda else []),
+                        *sandbox_ro_dirs(),
                         *self.extra_ro_binds,
                     ],
                     tmp_size_bytes=lim.file_size_mb * 1024 * 1024 if _bwrap_size_flag else None,
