@@ -28,7 +28,24 @@ _LAZY: dict[str, str] = {
     "errors": "cudaenv.errors",
 }
 
-__all__ = sorted([*_LAZY, "__version__"])
+__all__ = [
+    "CudaEnv",
+    "ExecResult",
+    "Problem",
+    "Sandbox",
+    "Solution",
+    "SourceFile",
+    "Suite",
+    "Verdict",
+    "__version__",
+    "errors",
+    "grade",
+    "load_suite",
+    "make",
+    "make_sandbox",
+    "register_suite",
+    "rewards",
+]
 
 
 def _register_builtin() -> None:
@@ -59,9 +76,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from cudaenv import errors
-    from cudaenv.grading import rewards
     from cudaenv.env.core import CudaEnv
     from cudaenv.env.registration import make, register_suite
+    from cudaenv.grading import rewards
     from cudaenv.grading.grader import grade
     from cudaenv.grading.verdict import Verdict
     from cudaenv.problems.loader import load_suite

@@ -17,7 +17,9 @@ from rich.table import Table
 
 from cudaenv.errors import CudaEnvError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="CUDA problems as RL environments.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="CUDA problems as RL environments."
+)
 console = Console()
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,7 +33,9 @@ def _friendly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except (CudaEnvError, FileNotFoundError, PermissionError) as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True
+            )
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -41,17 +45,33 @@ def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-SourceArg = Annotated[str, typer.Argument(help="builtin, a directory, a .tar.gz datapack, or hf://org/name[@rev][/file]")]
+SourceArg = Annotated[
+    str,
+    typer.Argument(help="builtin, a directory, a .tar.gz datapack, or hf://org/name[@rev][/file]"),
+]
 SourceOpt = Annotated[str, typer.Option("--source", "-s", help="problem source")]
 
 
-def _filtered(source: str, groups: str | None, tags: str | None, difficulty: str | None,
-              since: str | None, until: str | None, ids: str | None, exclude: str | None) -> Any:
+def _filtered(
+    source: str,
+    groups: str | None,
+    tags: str | None,
+    difficulty: str | None,
+    since: str | None,
+    until: str | None,
+    ids: str | None,
+    exclude: str | None,
+) -> Any:
     from cudaenv.problems.loader import load_suite
 
     return load_suite(source).filter(
-        groups=_split(groups), tags=_split(tags), difficulty=_split(difficulty),
-        since=since, until=until, include=_split(ids), exclude=_split(exclude),
+        groups=_split(groups),
+        tags=_split(tags),
+        difficulty=_split(difficulty),
+        since=since,
+        until=until,
+        include=_split(ids),
+        exclude=_split(exclude),
     )
 
 
@@ -61,7 +81,9 @@ DiffOpt = Annotated[str | None, typer.Option("--difficulty", help="easy,medium,h
 SinceOpt = Annotated[str | None, typer.Option("--since", help="YYYY-MM-DD, inclusive")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="YYYY-MM-DD, inclusive")]
 IdsOpt = Annotated[str | None, typer.Option("--ids", help="comma-separated task ids")]
-ExcludeOpt = Annotated[str | None, typer.Option("--exclude", help="comma-separated task ids to drop")]
+ExcludeOpt = Annotated[
+    str | None, typer.Option("--exclude", help="comma-separated task ids to drop")
+]
 
 
 @app.command("list")
@@ -84,9 +106,14 @@ def list_cmd(
         table.add_column(col, overflow="fold")
     for p in suite:
         table.add_row(
-            p.task_id, p.group, p.problem_type, p.metadata.difficulty or "-",
-            "yes" if p.has_benchmark else "-", "yes" if p.baseline_solution else "-",
-            str(p.date or "-"), ",".join(p.metadata.tags),
+            p.task_id,
+            p.group,
+            p.problem_type,
+            p.metadata.difficulty or "-",
+            "yes" if p.has_benchmark else "-",
+            "yes" if p.baseline_solution else "-",
+            str(p.date or "-"),
+            ",".join(p.metadata.tags),
         )
     console.print(table)
 
@@ -96,7 +123,9 @@ def list_cmd(
 def show(
     task_id: Annotated[str, typer.Argument(help="the problem's task_id")],
     source: SourceOpt = "builtin",
-    hidden: Annotated[bool, typer.Option("--hidden", help="also print tests and reference")] = False,
+    hidden: Annotated[
+        bool, typer.Option("--hidden", help="also print tests and reference")
+    ] = False,
 ) -> None:
     """Show one problem: prompt, commands and visible files."""
     from cudaenv.problems.loader import load_suite
@@ -106,7 +135,9 @@ def show(
     console.print(p.prompt, markup=False, highlight=False)
     console.print(f"build:     {p.build_command or '-'}", markup=False)
     console.print(f"test:      {p.test_command}", markup=False)
-    console.print(f"benchmark: {p.benchmark_command or '-'}  timing: {p.timing_mode.type}", markup=False)
+    console.print(
+        f"benchmark: {p.benchmark_command or '-'}  timing: {p.timing_mode.type}", markup=False
+    )
     groups = [("context", p.context_files)]
     if hidden:
         groups += [("test", p.test_files), ("solution", p.solution.files if p.solution else [])]
@@ -134,8 +165,10 @@ def pack(
 def main() -> None:
     """Console-script entry point."""
     import cudaenv.cli_eval  # noqa: F401 - registers the eval command
-    from cudaenv import cli_grading  # noqa: F401 - registers grade/validate commands
-    from cudaenv import cli_interop  # noqa: F401 - registers export-harbor
+    from cudaenv import (
+        cli_grading,  # noqa: F401 - registers grade/validate commands
+        cli_interop,  # noqa: F401 - registers export-harbor
+    )
 
     try:
         app()

@@ -37,14 +37,20 @@ def _solutions_from(path: Path) -> list[Solution]:
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
     )
 
 
 @app.command("grade")
 @_friendly
 def grade_cmd(
-    solutions: Annotated[Path, typer.Argument(help="solutions datapack (.tar.gz) or directory <task_id>/<files>")],
+    solutions: Annotated[
+        Path, typer.Argument(help="solutions datapack (.tar.gz) or directory <task_id>/<files>")
+    ],
     source: Annotated[str, typer.Option("--source", "-s")] = "builtin",
     workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
     out: Annotated[Path, typer.Option("--out", "-o")] = Path("graded"),
@@ -79,7 +85,13 @@ def grade_cmd(
         key, sample, sol = job
         problem = suite[sol.task_id]
         verdict = grade(problem, sol, mode=mode, sandbox=sandbox)  # type: ignore[arg-type]
-        return {"key": key, "task_id": sol.task_id, "group": problem.group, "sample": sample, "verdict": verdict.model_dump(mode="json")}
+        return {
+            "key": key,
+            "task_id": sol.task_id,
+            "group": problem.group,
+            "sample": sample,
+            "verdict": verdict.model_dump(mode="json"),
+        }
 
     with _progress() as bar, ThreadPoolExecutor(workers) as pool:
         task = bar.add_task("grading", total=len(jobs))
@@ -89,19 +101,30 @@ def grade_cmd(
     rows = [Graded.model_validate(r) for r in store.records()]
     summary = summarise(rows, ks)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print_json(json.dumps({k_: summary[k_] for k_ in ("samples", "passed", "pass_at_k", "speedup", "infrastructure_failures")}))
+    console.print_json(
+        json.dumps(
+            {
+                k_: summary[k_]
+                for k_ in ("samples", "passed", "pass_at_k", "speedup", "infrastructure_failures")
+            }
+        )
+    )
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")
 
 
 @app.command()
 @_friendly
 def validate(
-    source: Annotated[str, typer.Argument(help="builtin, a directory, a datapack, or hf://...")] = "builtin",
+    source: Annotated[
+        str, typer.Argument(help="builtin, a directory, a datapack, or hf://...")
+    ] = "builtin",
     sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
     workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
     ids: Annotated[str | None, typer.Option("--ids")] = None,
     groups: Annotated[str | None, typer.Option("--groups", "-g")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="also write the rows as JSON")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="also write the rows as JSON")
+    ] = None,
     rounds: Annotated[int, typer.Option("--rounds", help="benchmark rounds (GPU)")] = 3,
 ) -> None:
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
@@ -122,7 +145,11 @@ def validate(
         table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(
-            r.task_id, r.group, r.reference, r.nop, r.baseline,
+            r.task_id,
+            r.group,
+            r.reference,
+            r.nop,
+            r.baseline,
             f"{r.speedup:.2f}x" if r.speedup else "-",
             "[green]ok[/]" if r.ok else f"[red]FAIL[/] {r.problem}",
         )

@@ -31,9 +31,7 @@ class SpecError(CudaEnvError, ValueError):
         self.task_id = task_id
         self.field = field
         where = ", ".join(
-            f"{k}={v}"
-            for k, v in (("file", source), ("task_id", task_id), ("field", field))
-            if v
+            f"{k}={v}" for k, v in (("file", source), ("task_id", task_id), ("field", field)) if v
         )
         super().__init__(f"{message} ({where})" if where else message)
 

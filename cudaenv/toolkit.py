@@ -7,8 +7,10 @@ to it in a private cache directory so ``-lcublas`` resolves.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,11 +64,8 @@ def toolkit_version() -> str | None:
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
-    for token in out.replace(",", " ").split():
-        if token[:1].isdigit() and "." in token and "release" in out:
-            idx = out.find("release ")
-            return out[idx + 8 :].split(",")[0].strip() if idx >= 0 else token
-    return None
+    found = re.search(r"release (\d+\.\d+)", out)
+    return found.group(1) if found else None
 
 
 @functools.cache
@@ -86,7 +85,9 @@ def gpu_info() -> GpuInfo | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    line = proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
+    line = (
+        proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
+    )
     if not line:
         return None
     name, _, driver = (part.strip() for part in line.partition(","))
@@ -125,10 +126,8 @@ def _linkable_lib_dir() -> Path | None:
         versioned = sorted(lib.glob(f"{stem}.so.*"))
         link = target / f"{stem}.so"
         if versioned and not link.exists():
-            try:
+            with contextlib.suppress(FileExistsError):
                 link.symlink_to(versioned[0])
-            except FileExistsError:
-                pass
     return target
 
 

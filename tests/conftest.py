@@ -10,10 +10,14 @@ import pytest
 import yaml
 
 # keep every test's caches (builds, baselines, the profiler) away from the user's
-os.environ.setdefault("CUDAENV_CACHE_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "cudaenv-test-cache"))
+os.environ.setdefault(
+    "CUDAENV_CACHE_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "cudaenv-test-cache")
+)
 
 
-def write_problem(root: Path, task_id: str, *, spec: dict | None = None, files: dict[str, str] | None = None) -> Path:
+def write_problem(
+    root: Path, task_id: str, *, spec: dict | None = None, files: dict[str, str] | None = None
+) -> Path:
     """Create an authoring directory ``root/task_id`` with a spec and the given files."""
     d = root / task_id
     d.mkdir(parents=True)
@@ -52,7 +56,7 @@ int main() {
     return 0;
 }
 """
-CPU_SOLUTION = "#include \"add.h\"\nint add(int a, int b) { return a + b; }\n"
+CPU_SOLUTION = '#include "add.h"\nint add(int a, int b) { return a + b; }\n'
 
 
 @pytest.fixture

@@ -30,7 +30,13 @@ from cudaenv.sandbox.base import Sandbox
 
 MAX_OBS_CHARS = 200_000
 MAX_ACTION_CHARS = 1_000_000
-_EXTRA = "\n\t\r\ufffd" + "".join(chr(c) for c in range(0xA0, 0x250)) + "─│┌┐└┘├┤┬┴┼═║╔╗╚╝━┃┏┓┗┛→←↑↓•…–—‘’“”✓✗×÷≤≥≠±µ°"
+_EXTRA = (
+    "\n\t\r\ufffd"
+    + "".join(chr(c) for c in range(0xA0, 0x250))
+    + (
+        "\u2500\u2502\u250c\u2510\u2514\u2518\u251c\u2524\u252c\u2534\u253c\u2550\u2551\u2554\u2557\u255a\u255d\u2501\u2503\u250f\u2513\u2517\u251b\u2192\u2190\u2191\u2193\u2022\u2026\u2013\u2014\u2018\u2019\u201c\u201d\u2713\u2717\u00d7\u00f7\u2264\u2265\u2260\u00b1\u00b5\u00b0"  # box drawing, arrows, dashes, quotes, marks
+    )
+)
 # a sorted string, not a set: gymnasium indexes characters by their order, and set order
 # differs between processes (AsyncVectorEnv's shared memory would decode garbage)
 CHARSET = "".join(sorted({chr(c) for c in range(32, 127)} | set(_EXTRA)))
@@ -68,7 +74,7 @@ class CudaEnv(gym.Env[str, str]):
         grade_on_truncation: grade what is there when a budget runs out (else reward 0).
     """
 
-    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium convention
+    metadata = {"render_modes": ["ansi"]}
 
     def __init__(
         self,
@@ -95,10 +101,16 @@ class CudaEnv(gym.Env[str, str]):
             problem = load_suite(source)[problem]
         if mode not in ("solve", "optimize", "repair"):
             raise ModeError(f"unknown mode {mode!r}; choose solve, optimize or repair")
-        if mode == "optimize" and (not problem.benchmark_command or problem.baseline_solution is None):
-            raise ModeError(f"problem {problem.task_id!r} has no benchmark and baseline; optimize mode needs both")
+        if mode == "optimize" and (
+            not problem.benchmark_command or problem.baseline_solution is None
+        ):
+            raise ModeError(
+                f"problem {problem.task_id!r} has no benchmark and baseline; optimize mode needs both"
+            )
         if mode == "repair" and repair_solution is None:
-            raise ModeError("repair mode needs repair_solution (the failing solution to start from)")
+            raise ModeError(
+                "repair mode needs repair_solution (the failing solution to start from)"
+            )
         if render_mode not in (None, "ansi"):
             raise ModeError(f"unsupported render_mode {render_mode!r}; only 'ansi'")
         self.problem = problem
@@ -115,7 +127,9 @@ class CudaEnv(gym.Env[str, str]):
         self._grading_sandbox = grading_sandbox or sandbox
         self._repair_files = self._files_of(repair_solution)
         self._repair_verdict = repair_verdict
-        self.observation_space = spaces.Text(max_length=MAX_OBS_CHARS + 200, min_length=0, charset=CHARSET)
+        self.observation_space = spaces.Text(
+            max_length=MAX_OBS_CHARS + 200, min_length=0, charset=CHARSET
+        )
         self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=1, charset=CHARSET)
         self._sandbox: Sandbox | None = None
         self._done = True
@@ -161,7 +175,9 @@ class CudaEnv(gym.Env[str, str]):
         return self._sandbox
 
     # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             self.action_space.seed(seed)
@@ -170,10 +186,18 @@ class CudaEnv(gym.Env[str, str]):
         files = self._start_files()
         for f in files:
             self._sandbox.write_file(f.path, f.content)
-        text = instruction(self.problem, self.mode, sorted(f.path for f in files), repair_verdict=self._repair_verdict)
+        text = instruction(
+            self.problem,
+            self.mode,
+            sorted(f.path for f in files),
+            repair_verdict=self._repair_verdict,
+        )
         text = to_charset(text)
         self.trajectory = Trajectory(task_id=self.problem.task_id, mode=self.mode, instruction=text)
-        self._messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+        self._messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": text},
+        ]
         self._done = False
         self._started = time.perf_counter()
         return text, {"task_id": self.problem.task_id, "mode": self.mode, "tools": self.tools}
@@ -205,10 +229,18 @@ class CudaEnv(gym.Env[str, str]):
         reason = None
         if not terminated and index + 1 >= self.max_steps:
             truncated, reason = True, "max_steps"
-        elif not terminated and self.max_tokens is not None and traj.observation_tokens >= self.max_tokens:
+        elif (
+            not terminated
+            and self.max_tokens is not None
+            and traj.observation_tokens >= self.max_tokens
+        ):
             truncated, reason = True, "max_tokens"
         reward = 0.0
-        info: dict[str, Any] = {"tool": call.tool if call else None, "error": error, "step": index + 1}
+        info: dict[str, Any] = {
+            "tool": call.tool if call else None,
+            "error": error,
+            "step": index + 1,
+        }
         if terminated or truncated:
             verdict = None
             if terminated or self.grade_on_truncation:
@@ -225,8 +257,15 @@ class CudaEnv(gym.Env[str, str]):
             reward = -self.step_penalty
         traj.steps.append(
             StepRecord(
-                index=index, tool=call.tool if call else None, args=call.args if call else {}, call_id=call_id,
-                observation=obs, reward=reward, error=error, duration_s=round(time.perf_counter() - t0, 6), tokens=tokens,
+                index=index,
+                tool=call.tool if call else None,
+                args=call.args if call else {},
+                call_id=call_id,
+                observation=obs,
+                reward=reward,
+                error=error,
+                duration_s=round(time.perf_counter() - t0, 6),
+                tokens=tokens,
             )
         )
         return obs, reward, terminated, truncated, info
@@ -237,11 +276,19 @@ class CudaEnv(gym.Env[str, str]):
             self._messages.append({"role": "assistant", "content": str(text)[:2000]})
             self._messages.append({"role": "user", "content": obs})
             return
-        self._messages.append({
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": call.tool, "arguments": call.arguments_json()}}],
-        })
+        self._messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": call.tool, "arguments": call.arguments_json()},
+                    }
+                ],
+            }
+        )
         self._messages.append({"role": "tool", "tool_call_id": call_id, "content": obs})
 
     def _run_tool(self, call: ToolCall) -> str:
@@ -273,7 +320,9 @@ class CudaEnv(gym.Env[str, str]):
                 return "".join(lines[start - 1 : end]) or "(empty)"
             count = text.count(a["old"])
             if count != 1 or not a["old"]:
-                raise ToolError(f"edit_file: `old` must match exactly once in {a['path']}, found {count} matches")
+                raise ToolError(
+                    f"edit_file: `old` must match exactly once in {a['path']}, found {count} matches"
+                )
             box.write_file(a["path"], text.replace(a["old"], a["new"], 1))
             return f"edited {a['path']}"
         if call.tool == "list_files":
@@ -308,13 +357,22 @@ class CudaEnv(gym.Env[str, str]):
         try:
             files = self.workspace_solution()
         except SandboxError as exc:
-            return Verdict(task_id=self.problem.task_id, mode=self.mode, passed=None, failure="infrastructure", reason=f"could not collect the workspace: {exc}")
+            return Verdict(
+                task_id=self.problem.task_id,
+                mode=self.mode,
+                passed=None,
+                failure="infrastructure",
+                reason=f"could not collect the workspace: {exc}",
+            )
         sandbox = self._grading_sandbox
         # the agent's sandbox may have network (CLI agents reach their model server); grading never
         options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
         return grade(
-            self.problem, files, mode=self.mode,  # type: ignore[arg-type]
-            sandbox=sandbox, sandbox_options=None if callable(sandbox) else options,
+            self.problem,
+            files,
+            mode=self.mode,  # type: ignore[arg-type]
+            sandbox=sandbox,
+            sandbox_options=None if callable(sandbox) else options,
             **self.grade_options,
         )
 

@@ -25,7 +25,12 @@ def instruction(
     *,
     repair_verdict: Verdict | None = None,
 ) -> str:
-    parts = [f"# Task {problem.task_id} ({problem.group}, mode: {mode})", "", problem.prompt.strip(), ""]
+    parts = [
+        f"# Task {problem.task_id} ({problem.group}, mode: {mode})",
+        "",
+        problem.prompt.strip(),
+        "",
+    ]
     paths = solution_paths(problem)
     if paths:
         parts.append(f"Write your solution in: {', '.join(paths)}")
@@ -39,7 +44,11 @@ def instruction(
             "baseline; make it faster while keeping it correct. Reward grows with the speedup.",
         ]
     if mode == "repair" and repair_verdict is not None:
-        parts += ["", "The workspace holds a solution that failed grading:", f"reason: {repair_verdict.reason}"]
+        parts += [
+            "",
+            "The workspace holds a solution that failed grading:",
+            f"reason: {repair_verdict.reason}",
+        ]
         for name, stage in repair_verdict.stages.items():
             if stage.status != "ok" and stage.output_tail:
                 parts += [f"--- {name} output (tail) ---", stage.output_tail[-2000:]]

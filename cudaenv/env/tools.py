@@ -20,7 +20,12 @@ MAX_BASH_TIMEOUT_S = 600
 class BashArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     command: str = Field(description="A bash command, run in the workspace.")
-    timeout: int = Field(default=120, ge=1, le=MAX_BASH_TIMEOUT_S, description="Seconds before the command is killed.")
+    timeout: int = Field(
+        default=120,
+        ge=1,
+        le=MAX_BASH_TIMEOUT_S,
+        description="Seconds before the command is killed.",
+    )
 
 
 class WriteFileArgs(BaseModel):
@@ -79,19 +84,35 @@ class ToolCall(BaseModel):
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     props = {
-        k: {kk: vv for kk, vv in v.items() if kk in ("type", "description", "minimum", "maximum", "default")}
+        k: {
+            kk: vv
+            for kk, vv in v.items()
+            if kk in ("type", "description", "minimum", "maximum", "default")
+        }
         for k, v in schema.get("properties", {}).items()
     }
     for k, v in schema.get("properties", {}).items():
         if "anyOf" in v:
             props[k]["type"] = "integer"
-    return {"type": "object", "properties": props, "required": schema.get("required", []), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": schema.get("required", []),
+        "additionalProperties": False,
+    }
 
 
 def tool_schemas() -> list[dict[str, Any]]:
     """The tools as OpenAI function-calling schemas."""
     return [
-        {"type": "function", "function": {"name": name, "description": TOOL_DESCRIPTIONS[name], "parameters": _schema(model)}}
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": TOOL_DESCRIPTIONS[name],
+                "parameters": _schema(model),
+            },
+        }
         for name, model in TOOL_ARGS.items()
     ]
 
@@ -103,7 +124,9 @@ def _args(raw: Any) -> dict[str, Any]:
         try:
             raw = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ToolError(f"tool arguments are not valid JSON: {exc.msg} at position {exc.pos}") from exc
+            raise ToolError(
+                f"tool arguments are not valid JSON: {exc.msg} at position {exc.pos}"
+            ) from exc
     if not isinstance(raw, dict):
         raise ToolError("tool arguments must be a JSON object")
     return raw
@@ -121,7 +144,7 @@ def parse_action(action: Any) -> ToolCall:
         call_id = getattr(action, "id", None)
         action = {"name": action.function.name, "arguments": action.function.arguments}
     if not isinstance(action, dict):
-        raise ToolError("an action must be an object like {\"tool\": \"bash\", \"args\": {...}}")
+        raise ToolError('an action must be an object like {"tool": "bash", "args": {...}}')
     if isinstance(action.get("function"), dict):
         call_id = action.get("id")
         action = action["function"]
@@ -139,4 +162,6 @@ def parse_action(action: Any) -> ToolCall:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "<args>"
         raise ToolError(f"bad arguments for {name}: {field}: {err['msg']}") from exc
-    return ToolCall(tool=name, args=validated.model_dump(exclude_none=True), call_id=call_id or action.get("id"))
+    return ToolCall(
+        tool=name, args=validated.model_dump(exclude_none=True), call_id=call_id or action.get("id")
+    )

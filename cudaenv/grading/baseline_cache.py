@@ -19,7 +19,13 @@ from cudaenv.toolkit import GpuInfo, cache_dir
 
 def baseline_key(problem: Problem, gpu: GpuInfo) -> str:
     blob = json.dumps(
-        [problem.content_hash(), gpu.name, gpu.driver, gpu.toolkit, problem.timing_mode.model_dump()],
+        [
+            problem.content_hash(),
+            gpu.name,
+            gpu.driver,
+            gpu.toolkit,
+            problem.timing_mode.model_dump(),
+        ],
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()

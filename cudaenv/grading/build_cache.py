@@ -63,7 +63,9 @@ class BuildCache:
         for rel in entry.artifacts:
             sandbox.write_file(rel, (base / rel).read_bytes())
         if entry.artifacts:
-            sandbox.exec("chmod +x -- " + " ".join(shlex.quote(a) for a in entry.artifacts), timeout=30)
+            sandbox.exec(
+                "chmod +x -- " + " ".join(shlex.quote(a) for a in entry.artifacts), timeout=30
+            )
 
     def put(self, key: str, result: StageResult, sandbox: Sandbox, inputs: set[str]) -> None:
         """Store the build result and every new file the build produced (only if it succeeded)."""
@@ -87,6 +89,8 @@ class BuildCache:
             dest.write_bytes(data)
             artifacts.append(rel)
         tmp.mkdir(parents=True, exist_ok=True)
-        (tmp / "build.json").write_text(CachedBuild(result=result, artifacts=artifacts).model_dump_json())
+        (tmp / "build.json").write_text(
+            CachedBuild(result=result, artifacts=artifacts).model_dump_json()
+        )
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)

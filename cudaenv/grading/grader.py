@@ -79,7 +79,9 @@ def _prepare(
         if cache is not None and (hit := cache.get(key)) is not None:
             cache.restore(key, hit, sandbox)
             return hit.result.model_copy(update={"cached": True})
-        stage, _ = run_stage(sandbox, problem.build_command, timeout=max(timeout, MIN_BUILD_TIMEOUT_S), env=env)
+        stage, _ = run_stage(
+            sandbox, problem.build_command, timeout=max(timeout, MIN_BUILD_TIMEOUT_S), env=env
+        )
         if cache is not None:
             cache.put(key, stage, sandbox, {f.path for f in files})
     return stage
@@ -116,7 +118,12 @@ class _Grading:
         self.gpu = gpu_info()
         self.env = _base_env(problem, self.gpu is not None)
         self.token = new_token() if uses_completion_token(problem) else None
-        self.verdict = Verdict(task_id=problem.task_id, mode=mode, dropped_files=files.dropped, gpu=self.gpu.name if self.gpu else None)
+        self.verdict = Verdict(
+            task_id=problem.task_id,
+            mode=mode,
+            dropped_files=files.dropped,
+            gpu=self.gpu.name if self.gpu else None,
+        )
         self.sandboxes: list[Sandbox] = []
 
     def sandbox(self) -> Sandbox:
@@ -152,7 +159,9 @@ class _Grading:
             reason="forbidden constructs in the solution" if report.violations else None,
         )
         if refs is not None:
-            missing = report.missing_all + ([f"any of {report.missing_any}"] if report.missing_any else [])
+            missing = report.missing_all + (
+                [f"any of {report.missing_any}"] if report.missing_any else []
+            )
             v.stages["source_refs"] = StageResult(
                 status="ok" if report.refs_ok else "failed",
                 reason=f"missing required API use: {', '.join(missing)}" if missing else None,
@@ -177,11 +186,15 @@ class _Grading:
             return v
         if p.reward_file:
             clear_rewards(box, p.reward_file)
-        test, _ = run_stage(box, p.test_command, timeout=self.timeout, env=self.test_env(), token=self.token)
+        test, _ = run_stage(
+            box, p.test_command, timeout=self.timeout, env=self.test_env(), token=self.token
+        )
         if p.reward_file:
             test = reward_stage(box, p.reward_file, test)
         if self.gpu is None and p.problem_type == "cuda_python":
-            test = test.model_copy(update={"reason": ((test.reason or "") + " [numba-cuda simulator]").strip()})
+            test = test.model_copy(
+                update={"reason": ((test.reason or "") + " [numba-cuda simulator]").strip()}
+            )
         v.stages["test"] = test
         if test.status != "ok":
             return self.fail(f"test {test.status}: {test.reason}")
@@ -205,20 +218,28 @@ class _Grading:
         total = 0.0
         for tool in self.sanitizer:
             cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {self.problem.test_command}"
-            stage, _ = run_stage(box, cmd, timeout=self.timeout * 10, env=self.test_env(), token=self.token)
+            stage, _ = run_stage(
+                box, cmd, timeout=self.timeout * 10, env=self.test_env(), token=self.token
+            )
             total += stage.seconds
             outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
             if stage.status != "ok":
-                v.stages["sanitizer"] = stage.model_copy(update={"reason": f"{tool}: {stage.reason}"})
+                v.stages["sanitizer"] = stage.model_copy(
+                    update={"reason": f"{tool}: {stage.reason}"}
+                )
                 self.fail(f"sanitizer {tool} failed: {stage.reason}")
                 return
-        v.stages["sanitizer"] = StageResult(status="ok", seconds=total, output_tail="\n".join(outputs)[-4000:])
+        v.stages["sanitizer"] = StageResult(
+            status="ok", seconds=total, output_tail="\n".join(outputs)[-4000:]
+        )
 
     def run_benchmark(self, box: Sandbox) -> None:
         v = self.verdict
         p = self.problem
         if not p.benchmark_command:
-            v.stages["benchmark"] = StageResult(status="skipped", reason="problem has no benchmark_command")
+            v.stages["benchmark"] = StageResult(
+                status="skipped", reason="problem has no benchmark_command"
+            )
             return
         if self.gpu is None:
             v.stages["benchmark"] = StageResult(status="skipped", reason="no GPU")
@@ -246,10 +267,14 @@ class _Grading:
                     break
                 sol.append(m.ms)
                 if base_box is not None:
-                    bm: Measurement = measure(base_box, p, env=self.test_env(), timeout=self.timeout, token=self.token)
+                    bm: Measurement = measure(
+                        base_box, p, env=self.test_env(), timeout=self.timeout, token=self.token
+                    )
                     if bm.ms is None:
                         base_box = None
-                        v.reason = f"passed; baseline benchmark {bm.stage.status}: {bm.stage.reason}"
+                        v.reason = (
+                            f"passed; baseline benchmark {bm.stage.status}: {bm.stage.reason}"
+                        )
                         base.clear()
                     else:
                         base.append(bm.ms)
@@ -303,7 +328,9 @@ def grade(
     try:
         gathered = assemble(problem, files)
     except CudaEnvError as exc:
-        return Verdict(task_id=problem.task_id, mode=mode, passed=False, reason=str(exc), failure="agent")
+        return Verdict(
+            task_id=problem.task_id, mode=mode, passed=False, reason=str(exc), failure="agent"
+        )
     run = _Grading(
         problem,
         gathered,
@@ -321,7 +348,7 @@ def grade(
         verdict = run.run()
         if verdict.passed is False and verdict.failure is None:
             verdict.failure = "agent"
-    except Exception as exc:  # noqa: BLE001 - grading never raises; the fault is recorded
+    except Exception as exc:
         verdict = run.verdict
         verdict.passed = None
         verdict.failure = "infrastructure"

@@ -36,7 +36,9 @@ def shaped(verdict: Verdict, *, compile_credit: float = 0.1) -> float:
     return compile_credit if verdict.compiled and not verdict.suspected_hack else 0.0
 
 
-def speedup(verdict: Verdict, *, lo: float = -1.0, hi: float = 3.0, allow_negative: bool = False) -> float:
+def speedup(
+    verdict: Verdict, *, lo: float = -1.0, hi: float = 3.0, allow_negative: bool = False
+) -> float:
     """log2 of the speedup over the baseline, clipped to [lo, hi]; 0 when not passed."""
     if not verdict.passed:
         return 0.0
@@ -46,7 +48,13 @@ def speedup(verdict: Verdict, *, lo: float = -1.0, hi: float = 3.0, allow_negati
     return value if allow_negative else max(0.0, value)
 
 
-TIERS: tuple[tuple[float, float], ...] = ((3.0, 1.0), (2.0, 0.9), (1.5, 0.8), (1.2, 0.6), (1.0, 0.4))
+TIERS: tuple[tuple[float, float], ...] = (
+    (3.0, 1.0),
+    (2.0, 0.9),
+    (1.5, 0.8),
+    (1.2, 0.6),
+    (1.0, 0.4),
+)
 
 
 def tiered(verdict: Verdict) -> float:
@@ -61,7 +69,12 @@ def tiered(verdict: Verdict) -> float:
     return 0.2
 
 
-REWARDS: dict[str, RewardFn] = {"binary": binary, "shaped": shaped, "speedup": speedup, "tiered": tiered}
+REWARDS: dict[str, RewardFn] = {
+    "binary": binary,
+    "shaped": shaped,
+    "speedup": speedup,
+    "tiered": tiered,
+}
 DEFAULT_BY_MODE = {"solve": "binary", "optimize": "speedup", "repair": "binary"}
 
 
@@ -73,4 +86,6 @@ def get_reward(reward: str | RewardFn | None, mode: str = "solve") -> RewardFn:
     try:
         return REWARDS[name]
     except KeyError:
-        raise SpecError(f"unknown reward {name!r}; choose one of {sorted(REWARDS)}", field="reward") from None
+        raise SpecError(
+            f"unknown reward {name!r}; choose one of {sorted(REWARDS)}", field="reward"
+        ) from None

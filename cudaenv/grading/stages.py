@@ -67,7 +67,13 @@ def run_stage(
     if token:
         out = out.replace(token, "<token>")
     return (
-        StageResult(status=status, exit_code=res.exit_code, seconds=round(res.duration_s, 4), output_tail=out, reason=reason),
+        StageResult(
+            status=status,
+            exit_code=res.exit_code,
+            seconds=round(res.duration_s, 4),
+            output_tail=out,
+            reason=reason,
+        ),
         res,
     )
 
@@ -84,7 +90,9 @@ def reward_paths(reward_file: str) -> tuple[str, str]:
 
 def clear_rewards(sandbox: Sandbox, reward_file: str) -> None:
     """Remove stale reward files before the tests run: one the solution planted must not count."""
-    sandbox.exec("rm -rf -- " + " ".join(shlex.quote(p) for p in reward_paths(reward_file)), timeout=30)
+    sandbox.exec(
+        "rm -rf -- " + " ".join(shlex.quote(p) for p in reward_paths(reward_file)), timeout=30
+    )
 
 
 def _reward_value(text: str, is_json: bool) -> float:
@@ -122,5 +130,7 @@ def reward_stage(sandbox: Sandbox, reward_file: str, stage: StageResult) -> Stag
     if reward is None:
         return stage.model_copy(update={"status": "failed", "reason": detail, "output_tail": out})
     if reward < 1:
-        return stage.model_copy(update={"status": "failed", "reason": f"reward {reward:g} < 1", "output_tail": out})
+        return stage.model_copy(
+            update={"status": "failed", "reason": f"reward {reward:g} < 1", "output_tail": out}
+        )
     return stage.model_copy(update={"output_tail": out})

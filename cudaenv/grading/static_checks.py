@@ -26,23 +26,46 @@ PY_SUFFIXES = {".py"}
 FORBIDDEN_CPP_IDENTIFIERS: dict[str, str] = {
     # faking a passing test: running code after the harness has finished. (A plain early
     # exit(0) is caught by the completion token the harness prints at its very end.)
-    "atexit": "code after main", "at_quick_exit": "code after main",
-    "longjmp": "control-flow escape", "siglongjmp": "control-flow escape",
-    "signal": "signal hijack", "sigaction": "signal hijack",
+    "atexit": "code after main",
+    "at_quick_exit": "code after main",
+    "longjmp": "control-flow escape",
+    "siglongjmp": "control-flow escape",
+    "signal": "signal hijack",
+    "sigaction": "signal hijack",
     # reading what is hidden / the completion token
-    "getenv": "environment read", "secure_getenv": "environment read", "environ": "environment read",
-    "setenv": "environment write", "unsetenv": "environment write", "putenv": "environment write",
+    "getenv": "environment read",
+    "secure_getenv": "environment read",
+    "environ": "environment read",
+    "setenv": "environment write",
+    "unsetenv": "environment write",
+    "putenv": "environment write",
     # escaping the test process
-    "system": "process spawn", "popen": "process spawn", "fork": "process spawn",
-    "vfork": "process spawn", "execl": "process spawn", "execlp": "process spawn",
-    "execle": "process spawn", "execv": "process spawn", "execvp": "process spawn",
-    "execve": "process spawn", "posix_spawn": "process spawn", "clone": "process spawn",
-    "syscall": "raw syscall", "ptrace": "process tampering",
-    "dlopen": "dynamic loading", "dlsym": "dynamic loading",
+    "system": "process spawn",
+    "popen": "process spawn",
+    "fork": "process spawn",
+    "vfork": "process spawn",
+    "execl": "process spawn",
+    "execlp": "process spawn",
+    "execle": "process spawn",
+    "execv": "process spawn",
+    "execvp": "process spawn",
+    "execve": "process spawn",
+    "posix_spawn": "process spawn",
+    "clone": "process spawn",
+    "syscall": "raw syscall",
+    "ptrace": "process tampering",
+    "dlopen": "dynamic loading",
+    "dlsym": "dynamic loading",
     # forging output files or reading hidden ones
-    "fopen": "file access", "freopen": "file access", "open": "file access", "openat": "file access",
-    "ifstream": "file access", "ofstream": "file access", "fstream": "file access",
-    "socket": "network", "connect": "network",
+    "fopen": "file access",
+    "freopen": "file access",
+    "open": "file access",
+    "openat": "file access",
+    "ifstream": "file access",
+    "ofstream": "file access",
+    "fstream": "file access",
+    "socket": "network",
+    "connect": "network",
 }
 # substrings in string literals or tokens -> exploit class
 FORBIDDEN_TEXT: dict[str, str] = {
@@ -55,18 +78,61 @@ FORBIDDEN_TEXT: dict[str, str] = {
 FORBIDDEN_PY_MODULES: dict[str, str] = {
     m: "escape or tampering"
     for m in (
-        "os", "sys", "subprocess", "shutil", "socket", "ctypes", "cffi", "importlib", "inspect",
-        "gc", "builtins", "signal", "atexit", "threading", "multiprocessing", "pathlib", "io",
-        "pickle", "marshal", "code", "runpy", "tempfile", "glob", "urllib", "http", "requests",
-        "nvtx", "traceback", "faulthandler", "weakref",
+        "os",
+        "sys",
+        "subprocess",
+        "shutil",
+        "socket",
+        "ctypes",
+        "cffi",
+        "importlib",
+        "inspect",
+        "gc",
+        "builtins",
+        "signal",
+        "atexit",
+        "threading",
+        "multiprocessing",
+        "pathlib",
+        "io",
+        "pickle",
+        "marshal",
+        "code",
+        "runpy",
+        "tempfile",
+        "glob",
+        "urllib",
+        "http",
+        "requests",
+        "nvtx",
+        "traceback",
+        "faulthandler",
+        "weakref",
     )
 }
 FORBIDDEN_PY_NAMES: dict[str, str] = {
     n: "escape or tampering"
     for n in (
-        "exit", "quit", "open", "eval", "exec", "compile", "__import__", "globals", "locals",
-        "vars", "getattr", "setattr", "delattr", "breakpoint", "input", "__builtins__",
-        "__loader__", "__spec__", "__main__", "sys_modules",
+        "exit",
+        "quit",
+        "open",
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "breakpoint",
+        "input",
+        "__builtins__",
+        "__loader__",
+        "__spec__",
+        "__main__",
+        "sys_modules",
     )
 }
 
@@ -184,8 +250,17 @@ def _py_violations(path: str, tree: ast.AST) -> list[str]:
                 out.append(f"{path}: import of {mod!r} ({FORBIDDEN_PY_MODULES[top]})")
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_PY_NAMES:
             out.append(f"{path}: use of {node.id!r} ({FORBIDDEN_PY_NAMES[node.id]})")
-        if isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in (
-            "__init__", "__name__", "__class__", "__len__", "__call__",
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("__")
+            and node.attr
+            not in (
+                "__init__",
+                "__name__",
+                "__class__",
+                "__len__",
+                "__call__",
+            )
         ):
             out.append(f"{path}: dunder attribute {node.attr!r} (introspection escape)")
         if isinstance(node, ast.Constant) and isinstance(node.value, str):

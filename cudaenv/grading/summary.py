@@ -73,7 +73,11 @@ def summarise(rows: Sequence[Graded], ks: Sequence[int] = (1,)) -> dict[str, Any
         "pass_at_k": _pass_table(rows, ks),
         "speedup": speedup_stats(r.verdict for r in rows),
         "groups": {
-            g: {"samples": len(rs), "pass_at_k": _pass_table(rs, ks), "speedup": speedup_stats(r.verdict for r in rs)}
+            g: {
+                "samples": len(rs),
+                "pass_at_k": _pass_table(rs, ks),
+                "speedup": speedup_stats(r.verdict for r in rs),
+            }
             for g, rs in sorted(groups.items())
         },
     }

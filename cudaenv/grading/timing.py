@@ -70,7 +70,9 @@ def measure(
         if "NVTX_INJECTION64_PATH" in prof_env:
             prof_env["NVTX_INJECTION64_PATH"] = f"./{lib_name}"
         run_env.update(prof_env)
-    stage, res = run_stage(sandbox, problem.benchmark_command, timeout=timeout, env=run_env, token=token)
+    stage, res = run_stage(
+        sandbox, problem.benchmark_command, timeout=timeout, env=run_env, token=token
+    )
     if stage.status != "ok":
         return Measurement(None, stage)
     wall_ms = res.duration_s * 1000.0
@@ -79,18 +81,26 @@ def measure(
     if isinstance(mode, CustomTiming):
         reported = parse_custom_ms(res.stdout)
         if reported is None:
-            stage = stage.model_copy(update={"status": "failed", "reason": "no COMPUTE_EVAL_TIME_MS line"})
+            stage = stage.model_copy(
+                update={"status": "failed", "reason": "no COMPUTE_EVAL_TIME_MS line"}
+            )
             return Measurement(None, stage)
         if reported > wall_ms * 1.01 + 1.0:
-            return Measurement(wall_ms, stage, [f"self-reported time {reported:.3f} ms exceeds the process wall clock"])
+            return Measurement(
+                wall_ms,
+                stage,
+                [f"self-reported time {reported:.3f} ms exceeds the process wall clock"],
+            )
         return Measurement(reported, stage)
     from cudaenv.errors import GradingError
     from cudaenv.grading.profiler import load_profile, time_ms
 
     try:
         raw = sandbox.read_file(prof_name)  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - a missing profile is a failed measurement
-        stage = stage.model_copy(update={"status": "error", "reason": "the profiler wrote no report"})
+    except Exception:
+        stage = stage.model_copy(
+            update={"status": "error", "reason": "the profiler wrote no report"}
+        )
         return Measurement(None, stage)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "profile.json"
@@ -106,7 +116,9 @@ def measure(
         stage = stage.model_copy(update={"status": "failed", "reason": f"profile unusable: {exc}"})
         return Measurement(None, stage, [f"profile unusable: {exc}"])
     if ms is None or ms <= 0:
-        stage = stage.model_copy(update={"status": "failed", "reason": "no timed GPU work in the benchmark region"})
+        stage = stage.model_copy(
+            update={"status": "failed", "reason": "no timed GPU work in the benchmark region"}
+        )
         return Measurement(None, stage, ["benchmark region contains no GPU work"])
     return Measurement(ms, stage)
 
@@ -116,10 +128,14 @@ def summarise(samples: list[float], source: str) -> Timing:
         return Timing(source=source)
     med = statistics.median(samples)
     spread = (max(samples) - min(samples)) if len(samples) > 1 else 0.0
-    return Timing(samples_ms=[round(s, 6) for s in samples], median_ms=med, spread_ms=spread, source=source)
+    return Timing(
+        samples_ms=[round(s, 6) for s in samples], median_ms=med, spread_ms=spread, source=source
+    )
 
 
-def speedup_ci(solution: list[float], baseline: list[float], *, seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
+def speedup_ci(
+    solution: list[float], baseline: list[float], *, seed: int = 0, level: float = 0.95
+) -> tuple[float, float] | None:
     """Bootstrap CI of median(baseline)/median(solution); paired when both have equal rounds."""
     if len(solution) < 2 or len(baseline) < 2:
         return None

@@ -46,8 +46,22 @@ def validate_problem(problem: Problem, *, sandbox: str = "local", rounds: int = 
     issues: list[str] = []
     verdicts: dict[str, Verdict] = {}
     if problem.solution is None:
-        return ValidationRow(task_id=problem.task_id, group=problem.group, reference="missing", nop="-", ok=False, problem="no reference solution")
-    ref = grade(problem, problem.solution, sandbox=sandbox, benchmark=bench, rounds=rounds, force_baseline=True)
+        return ValidationRow(
+            task_id=problem.task_id,
+            group=problem.group,
+            reference="missing",
+            nop="-",
+            ok=False,
+            problem="no reference solution",
+        )
+    ref = grade(
+        problem,
+        problem.solution,
+        sandbox=sandbox,
+        benchmark=bench,
+        rounds=rounds,
+        force_baseline=True,
+    )
     verdicts["reference"] = ref
     can_run = gpu or not problem.needs_gpu
     if not ref.compiled:
@@ -57,7 +71,11 @@ def validate_problem(problem: Problem, *, sandbox: str = "local", rounds: int = 
     nop = grade(problem, nop_solution(problem), sandbox=sandbox)
     verdicts["nop"] = nop
     if nop.passed or (nop.passed is None and not can_run and nop.compiled):
-        issues.append("the NOP is not rejected" if nop.passed else "the NOP builds (only a GPU run can reject it)")
+        issues.append(
+            "the NOP is not rejected"
+            if nop.passed
+            else "the NOP builds (only a GPU run can reject it)"
+        )
     row_baseline = "-"
     if problem.baseline_solution is not None:
         base = grade(problem, problem.baseline_solution, sandbox=sandbox, check_references=False)

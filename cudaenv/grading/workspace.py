@@ -40,9 +40,15 @@ def normalise_solution(files: SolutionInput) -> tuple[list[SourceFile], list[str
     """Accept a Solution, a {path: content} mapping or SourceFiles; unsafe paths are rejected."""
     if isinstance(files, Solution):
         if files.type == "patch":
-            raise SpecError("patch solutions are not supported by the grader yet", task_id=files.task_id, field="type")
+            raise SpecError(
+                "patch solutions are not supported by the grader yet",
+                task_id=files.task_id,
+                field="type",
+            )
         return list(files.files), []
-    items = list(files.items()) if isinstance(files, Mapping) else [(f.path, f.content) for f in files]
+    items = (
+        list(files.items()) if isinstance(files, Mapping) else [(f.path, f.content) for f in files]
+    )
     out: list[SourceFile] = []
     rejected: list[str] = []
     for path, content in items:
@@ -64,7 +70,13 @@ def assemble(problem: Problem, files: SolutionInput) -> GradingFiles:
     for f in solution:
         parents = {str(p) for p in PurePosixPath(f.path).parents}
         too_big = len(f.content.encode("utf-8")) > MAX_SOLUTION_FILE_BYTES
-        if f.path in protected or parents & test_dirs or too_big or f.path in seen or len(kept) >= MAX_SOLUTION_FILES:
+        if (
+            f.path in protected
+            or parents & test_dirs
+            or too_big
+            or f.path in seen
+            or len(kept) >= MAX_SOLUTION_FILES
+        ):
             dropped.append(f.path)
             continue
         seen.add(f.path)

@@ -12,7 +12,7 @@ import io
 import json
 import tarfile
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ REFERENCE_FILE = "reference_solutions.jsonl"
 
 
 def _md5(line: bytes) -> str:
-    return hashlib.md5(line).hexdigest()  # noqa: S324 - the format fixes MD5
+    return hashlib.md5(line).hexdigest()
 
 
 def _read_members(path: Path) -> dict[str, bytes]:
@@ -80,7 +80,9 @@ def _metadata(members: dict[str, bytes], source: str) -> dict[str, Any]:
 def _verify(task_id: str, line: bytes, hashes: dict[str, str], source: str, field: str) -> None:
     expected = hashes.get(task_id)
     if expected is None:
-        raise IntegrityError("no hash recorded for this task", source=source, task_id=task_id, field=field)
+        raise IntegrityError(
+            "no hash recorded for this task", source=source, task_id=task_id, field=field
+        )
     if _md5(line) != expected:
         raise IntegrityError(
             "MD5 of the problem line does not match metadata.json",
@@ -110,7 +112,9 @@ def read_problem_datapack(path: str | Path, *, verify: bool = True) -> list[Prob
         ref_hashes = meta.get("reference_hashes") or {}
         refs = {}
         for lineno, line in enumerate(_lines(members[REFERENCE_FILE]), start=1):
-            sol = solution_from_dict(_parse_line(line, source, lineno), source=f"{source}:{REFERENCE_FILE}:{lineno}")
+            sol = solution_from_dict(
+                _parse_line(line, source, lineno), source=f"{source}:{REFERENCE_FILE}:{lineno}"
+            )
             if verify:
                 _verify(sol.task_id, line, ref_hashes, source, "reference_hashes")
             refs[sol.task_id] = sol
@@ -175,15 +179,17 @@ def write_problem_datapack(
     meta: dict[str, Any] = {
         "release": release,
         "total_count": len(problems),
-        "created_at": datetime.now(timezone.utc).isoformat(),
+        "created_at": datetime.now(UTC).isoformat(),
         "description": description,
         "task_id_hashes": {p.task_id: _md5(ln) for p, ln in zip(problems, lines, strict=True)},
     }
     refs = [p.solution for p in problems if p.solution is not None] if include_references else []
     ref_lines = [_dump_line(s.model_dump(mode="json", exclude_none=True)) for s in refs]
     if refs:
-        meta["reference_hashes"] = {s.task_id: _md5(ln) for s, ln in zip(refs, ref_lines, strict=True)}
-    now = datetime.now(timezone.utc).timestamp()
+        meta["reference_hashes"] = {
+            s.task_id: _md5(ln) for s, ln in zip(refs, ref_lines, strict=True)
+        }
+    now = datetime.now(UTC).timestamp()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tarfile.open(tmp, "w:gz") as tar:
@@ -204,10 +210,15 @@ def write_solution_datapack(
     meta = {
         "release": release,
         "total_count": len(sols),
-        "created_at": datetime.now(timezone.utc).isoformat(),
+        "created_at": datetime.now(UTC).isoformat(),
     }
-    now = datetime.now(timezone.utc).timestamp()
+    now = datetime.now(UTC).timestamp()
     with tarfile.open(path, "w:gz") as tar:
         _add(tar, METADATA_FILE, json.dumps(meta, indent=2).encode(), now)
-        _add(tar, SOLUTIONS_FILE, b"".join(_dump_line(s.model_dump(mode="json", exclude_none=True)) for s in sols), now)
+        _add(
+            tar,
+            SOLUTIONS_FILE,
+            b"".join(_dump_line(s.model_dump(mode="json", exclude_none=True)) for s in sols),
+            now,
+        )
     return path

@@ -91,4 +91,10 @@ def load_problem_tree(root: str | Path) -> list[Problem]:
     return [load_problem_dir(d) for d in find_problem_dirs(root)]
 
 
-__all__ = ["SPEC_NAME", "ValidationError", "find_problem_dirs", "load_problem_dir", "load_problem_tree"]
+__all__ = [
+    "SPEC_NAME",
+    "ValidationError",
+    "find_problem_dirs",
+    "load_problem_dir",
+    "load_problem_tree",
+]

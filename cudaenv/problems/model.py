@@ -218,7 +218,10 @@ class Problem(BaseModel):
         overlap = tests & {f.path for f in self.context_files}
         if overlap:
             raise ValueError(f"context_files and test_files share {sorted(overlap)}")
-        for name, sol in (("solution", self.solution), ("baseline_solution", self.baseline_solution)):
+        for name, sol in (
+            ("solution", self.solution),
+            ("baseline_solution", self.baseline_solution),
+        ):
             if sol is None:
                 continue
             clash = tests & {f.path for f in sol.files}
@@ -248,7 +251,9 @@ class Problem(BaseModel):
 
     def to_record(self) -> dict[str, Any]:
         """The ComputeEval datapack record (``type``, normalised source_references)."""
-        data = self.model_dump(mode="json", by_alias=True, exclude={"allow_context_override", "reward_file"})
+        data = self.model_dump(
+            mode="json", by_alias=True, exclude={"allow_context_override", "reward_file"}
+        )
         if self.allow_context_override:
             data["allow_context_override"] = True
         if self.reward_file:

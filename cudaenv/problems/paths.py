@@ -17,7 +17,9 @@ def check_relative_path(path: str, *, field: str = "path", task_id: str | None =
     if not isinstance(path, str) or not path.strip():
         raise UnsafePathError("empty path", field=field, task_id=task_id)
     if "\x00" in path or "\\" in path:
-        raise UnsafePathError(f"path {path!r} contains a NUL or backslash", field=field, task_id=task_id)
+        raise UnsafePathError(
+            f"path {path!r} contains a NUL or backslash", field=field, task_id=task_id
+        )
     pure = PurePosixPath(path)
     if pure.is_absolute():
         raise UnsafePathError(f"absolute path {path!r} not allowed", field=field, task_id=task_id)

@@ -80,7 +80,11 @@ class Suite(Sequence[Problem]):
         """
         group_set = set(groups) if groups is not None else None
         tag_set = set(tags) if tags is not None else None
-        diff_set = {difficulty} if isinstance(difficulty, str) else (set(difficulty) if difficulty else None)
+        diff_set = (
+            {difficulty}
+            if isinstance(difficulty, str)
+            else (set(difficulty) if difficulty else None)
+        )
         lo = date.fromisoformat(since) if isinstance(since, str) else since
         hi = date.fromisoformat(until) if isinstance(until, str) else until
         inc = set(include) if include is not None else None
@@ -119,7 +123,9 @@ class Suite(Sequence[Problem]):
         """Write the suite as a datapack that :func:`cudaenv.load_suite` reads back equal."""
         from cudaenv.problems.datapack import write_problem_datapack
 
-        return write_problem_datapack(self._problems, path, release=release, description=description)
+        return write_problem_datapack(
+            self._problems, path, release=release, description=description
+        )
 
 
 def _suggest(key: str, ids: Iterable[str]) -> str:

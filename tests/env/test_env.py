@@ -27,10 +27,15 @@ def test_full_episode_reference_scores_one(cpu_problem) -> None:
     env = cudaenv.make(cpu_problem)
     obs, info = env.reset(seed=0)
     assert "cpu-add" in obs and "include/add.h" in obs and "solution.cpp" in obs
-    assert info["task_id"] == "cpu-add" and {t["function"]["name"] for t in info["tools"]} >= {"bash", "submit"}
+    assert info["task_id"] == "cpu-add" and {t["function"]["name"] for t in info["tools"]} >= {
+        "bash",
+        "submit",
+    }
     obs, r, term, trunc, _ = env.step(act("write_file", path="solution.cpp", content=CPU_SOLUTION))
     assert "wrote" in obs and r == 0 and not term
-    obs, *_ = env.step(act("bash", command="g++ -I include -c solution.cpp -o /tmp/x.o && echo built"))
+    obs, *_ = env.step(
+        act("bash", command="g++ -I include -c solution.cpp -o /tmp/x.o && echo built")
+    )
     assert "exit code: 0" in obs and "built" in obs
     obs, r, term, trunc, info = env.step(act("submit"))
     assert term and not trunc
@@ -80,7 +85,16 @@ def test_action_forms_and_messages(cpu_problem) -> None:
     env = cudaenv.make(cpu_problem)
     env.reset()
     env.step(json.dumps(act("write_file", path="notes.txt", content="a\nb\nc\n")))
-    obs, *_ = env.step({"id": "call_x", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "notes.txt", "start_line": 2, "end_line": 3}'}})
+    obs, *_ = env.step(
+        {
+            "id": "call_x",
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "arguments": '{"path": "notes.txt", "start_line": 2, "end_line": 3}',
+            },
+        }
+    )
     assert obs == "b\nc\n"
 
     class Fn:
@@ -97,7 +111,11 @@ def test_action_forms_and_messages(cpu_problem) -> None:
     assert "notes.txt" in obs and "include/add.h" in obs
     msgs = env.messages
     assert [m["role"] for m in msgs[:2]] == ["system", "user"]
-    assert msgs[4]["tool_calls"][0]["id"] == "call_x" and msgs[5] == {"role": "tool", "tool_call_id": "call_x", "content": "b\nc\n"}
+    assert msgs[4]["tool_calls"][0]["id"] == "call_x" and msgs[5] == {
+        "role": "tool",
+        "tool_call_id": "call_x",
+        "content": "b\nc\n",
+    }
     assert msgs[6]["tool_calls"][0]["id"] == "call_sdk"
     env.close()
 
@@ -106,7 +124,7 @@ def test_max_steps_truncates_and_grades(cpu_problem) -> None:
     env = cudaenv.make(cpu_problem, max_steps=2)
     env.reset()
     env.step(act("write_file", path="solution.cpp", content=CPU_SOLUTION))
-    obs, r, term, trunc, info = env.step(act("bash", command="true"))
+    _obs, r, term, trunc, info = env.step(act("bash", command="true"))
     assert trunc and not term and r == 1.0 and info["verdict"].passed
     env2 = cudaenv.make(cpu_problem, max_steps=1, grade_on_truncation=False)
     env2.reset()
@@ -137,7 +155,9 @@ def test_step_after_end_and_render(cpu_problem) -> None:
 
 
 def test_modes(cpu_problem) -> None:
-    env = cudaenv.make(cpu_problem, mode="repair", repair_solution={"solution.cpp": CPU_SOLUTION.replace("+", "-")})
+    env = cudaenv.make(
+        cpu_problem, mode="repair", repair_solution={"solution.cpp": CPU_SOLUTION.replace("+", "-")}
+    )
     obs, _ = env.reset()
     assert "solution.cpp" in obs
     obs, *_ = env.step(act("read_file", path="solution.cpp"))
@@ -194,11 +214,16 @@ def test_async_vector_env(cpu_problem_dir: Path) -> None:
     src = str(cpu_problem_dir.parent)
     # shared_memory=False: gymnasium 1.4 reads Text observations out of shared memory once, at
     # construction (a copied tuple, unlike Box views), so later observations never show up
-    envs = gym.vector.AsyncVectorEnv([lambda: CudaEnv("cpu-add", source=src)] * 2, shared_memory=False)
+    envs = gym.vector.AsyncVectorEnv(
+        [lambda: CudaEnv("cpu-add", source=src)] * 2, shared_memory=False
+    )
     obs, _ = envs.reset(seed=0)
     assert len(obs) == 2 and all("cpu-add" in o for o in obs)
-    actions = [json.dumps(act("write_file", path="solution.cpp", content=CPU_SOLUTION)), json.dumps(act("submit"))]
-    obs, rewards, term, trunc, _ = envs.step(actions)
+    actions = [
+        json.dumps(act("write_file", path="solution.cpp", content=CPU_SOLUTION)),
+        json.dumps(act("submit")),
+    ]
+    obs, rewards, term, _trunc, _ = envs.step(actions)
     assert list(term) == [False, True]
     assert list(rewards) == [0.0, 0.0]  # the second env submitted an empty workspace
     envs.close()

@@ -24,7 +24,9 @@ def test_reference_passes_with_completion_proof(problem) -> None:
     assert v.passed is True and v.compiled
     assert [*v.stages] == ["static", "build", "test"]
     assert all(s.status == "ok" for s in v.stages.values())
-    assert "<token>" in v.stages["test"].output_tail  # the token itself never leaks into the verdict
+    assert (
+        "<token>" in v.stages["test"].output_tail
+    )  # the token itself never leaks into the verdict
     json.loads(v.model_dump_json())
 
 
@@ -43,7 +45,9 @@ def test_build_error(problem) -> None:
 def test_empty_and_protected_only(problem) -> None:
     v = cudaenv.grade(problem, {})
     assert v.passed is False and "empty solution" in v.reason
-    v = cudaenv.grade(problem, {"test/test_main.cpp": "int main(){return 0;}", "include/add.h": "x"})
+    v = cudaenv.grade(
+        problem, {"test/test_main.cpp": "int main(){return 0;}", "include/add.h": "x"}
+    )
     assert v.passed is False and "only protected" in v.reason
     assert v.dropped_files == ["include/add.h", "test/test_main.cpp"]
 
@@ -76,9 +80,14 @@ def test_forbidden_construct_flagged(problem) -> None:
 
 def test_timeout_stage(tmp_path: Path) -> None:
     d = write_problem(
-        tmp_path, "slow",
-        spec={"build_command": None, "test_command": "bash solution.sh", "timeout_seconds": 1,
-              "metadata": {"requires_gpu": False}},
+        tmp_path,
+        "slow",
+        spec={
+            "build_command": None,
+            "test_command": "bash solution.sh",
+            "timeout_seconds": 1,
+            "metadata": {"requires_gpu": False},
+        },
         files={"test/readme.txt": "x"},
     )
     p = load_suite(d)["slow"]
@@ -89,11 +98,18 @@ def test_timeout_stage(tmp_path: Path) -> None:
 
 def test_flood_output_is_capped(tmp_path: Path) -> None:
     d = write_problem(
-        tmp_path, "flood",
-        spec={"build_command": None, "test_command": "bash solution.sh", "metadata": {"requires_gpu": False}},
+        tmp_path,
+        "flood",
+        spec={
+            "build_command": None,
+            "test_command": "bash solution.sh",
+            "metadata": {"requires_gpu": False},
+        },
         files={"test/readme.txt": "x"},
     )
-    v = cudaenv.grade(load_suite(d)["flood"], {"solution.sh": "head -c 50000000 /dev/zero | tr '\\0' 'a'; exit 3"})
+    v = cudaenv.grade(
+        load_suite(d)["flood"], {"solution.sh": "head -c 50000000 /dev/zero | tr '\\0' 'a'; exit 3"}
+    )
     assert v.stages["test"].status == "failed" and len(v.stages["test"].output_tail) <= 4000
 
 
@@ -107,11 +123,17 @@ def test_build_cache_hits_second_time(problem) -> None:
 
 def test_source_references_checked_with_tree_sitter(tmp_path: Path) -> None:
     d = write_problem(
-        tmp_path, "refs",
-        spec={"build_command": "g++ -O0 -I include -o test.out solution.cpp test/test_main.cpp",
-              "source_references": {"all": ["std::accumulate"]}, "metadata": {"requires_gpu": False}},
-        files={"context/include/add.h": "int add(int a, int b);\n",
-               "test/test_main.cpp": '#include "add.h"\nint main(){ return add(2,3) == 5 ? 0 : 1; }\n'},
+        tmp_path,
+        "refs",
+        spec={
+            "build_command": "g++ -O0 -I include -o test.out solution.cpp test/test_main.cpp",
+            "source_references": {"all": ["std::accumulate"]},
+            "metadata": {"requires_gpu": False},
+        },
+        files={
+            "context/include/add.h": "int add(int a, int b);\n",
+            "test/test_main.cpp": '#include "add.h"\nint main(){ return add(2,3) == 5 ? 0 : 1; }\n',
+        },
     )
     p = load_suite(d)["refs"]
     in_comment = '#include "add.h"\n// std::accumulate would be nice\nint add(int a, int b){ return a + b; }\n'
@@ -124,10 +146,18 @@ def test_source_references_checked_with_tree_sitter(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(has_gpu(), reason="checks the no-GPU path")
 def test_cuda_problem_without_gpu_is_skipped_not_failed() -> None:
-    p = next(p for p in load_suite("builtin") if p.problem_type == "cuda_cpp" and p.group == "cuda-kernels")
+    p = next(
+        p
+        for p in load_suite("builtin")
+        if p.problem_type == "cuda_cpp" and p.group == "cuda-kernels"
+    )
     v = cudaenv.grade(p, p.solution)
     assert v.compiled is True
-    assert v.passed is None and v.stages["test"].status == "skipped" and v.stages["test"].reason == "no GPU"
+    assert (
+        v.passed is None
+        and v.stages["test"].status == "skipped"
+        and v.stages["test"].reason == "no GPU"
+    )
     assert v.failure is None
 
 

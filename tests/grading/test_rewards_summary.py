@@ -16,14 +16,25 @@ def v(passed, speedup=None, compiled=True, failure=None) -> Verdict:
 
 
 def test_rewards() -> None:
-    assert rewards.binary(v(True)) == 1 and rewards.binary(v(None)) == 0 and rewards.binary(v(False)) == 0
+    assert (
+        rewards.binary(v(True)) == 1
+        and rewards.binary(v(None)) == 0
+        and rewards.binary(v(False)) == 0
+    )
     assert rewards.shaped(v(False)) == 0.1 and rewards.shaped(v(False, compiled=False)) == 0
     assert rewards.speedup(v(True, 2.0)) == pytest.approx(1.0)
     assert rewards.speedup(v(True, 100.0)) == 3.0
     assert rewards.speedup(v(True, 0.5)) == 0.0
     assert rewards.speedup(v(True, 0.5), allow_negative=True) == pytest.approx(-1.0)
     assert rewards.speedup(v(False, 4.0)) == 0
-    assert [rewards.tiered(v(True, s)) for s in (0.5, 1.0, 1.3, 1.6, 2.5, 3.5)] == [0.2, 0.4, 0.6, 0.8, 0.9, 1.0]
+    assert [rewards.tiered(v(True, s)) for s in (0.5, 1.0, 1.3, 1.6, 2.5, 3.5)] == [
+        0.2,
+        0.4,
+        0.6,
+        0.8,
+        0.9,
+        1.0,
+    ]
     assert rewards.get_reward(None, "optimize") is rewards.speedup
     assert rewards.get_reward(lambda x: 7.0)(v(True)) == 7.0
     with pytest.raises(SpecError, match="unknown reward"):

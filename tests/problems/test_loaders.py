@@ -73,9 +73,19 @@ def test_symlink_in_problem_dir_refused(tmp_path: Path) -> None:
 
 
 def test_filters(tmp_path: Path) -> None:
-    write_problem(tmp_path, "a", spec={"date": "2025-01-01", "group": "cccl", "metadata": {"difficulty": "hard", "tags": ["sort"]}})
+    write_problem(
+        tmp_path,
+        "a",
+        spec={
+            "date": "2025-01-01",
+            "group": "cccl",
+            "metadata": {"difficulty": "hard", "tags": ["sort"]},
+        },
+    )
     write_problem(tmp_path, "b", spec={"date": "2026-06-01"})
-    write_problem(tmp_path, "c", spec={"date": "2026-12-01", "metadata": {"tags": ["scan", "sort"]}})
+    write_problem(
+        tmp_path, "c", spec={"date": "2026-12-01", "metadata": {"tags": ["scan", "sort"]}}
+    )
     s = load_suite(tmp_path)
     assert s.filter(groups=["cccl"]).ids == ["a"]
     assert s.filter(tags=["sort"]).ids == ["a", "c"]
@@ -102,7 +112,10 @@ def test_datapack_round_trip_exact(tmp_path: Path, cpu_problem_dir: Path) -> Non
 def _pack(tmp: Path, lines: list[bytes], meta: dict, name: str = "p.tar.gz") -> Path:
     path = tmp / name
     with tarfile.open(path, "w:gz") as tar:
-        for fname, data in (("metadata.json", json.dumps(meta).encode()), ("problems.jsonl", b"".join(lines))):
+        for fname, data in (
+            ("metadata.json", json.dumps(meta).encode()),
+            ("problems.jsonl", b"".join(lines)),
+        ):
             info = tarfile.TarInfo(fname)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -115,7 +128,13 @@ COMPUTE_EVAL_RECORD = {
     "task_id": "CUDA/900",
     "date": "2026-02-01",
     "prompt": "Write a kernel.",
-    "metadata": {"difficulty": "medium", "tags": ["kernels"], "releases": ["2026-1"], "do_not_release": False, "source": "ours"},
+    "metadata": {
+        "difficulty": "medium",
+        "tags": ["kernels"],
+        "releases": ["2026-1"],
+        "do_not_release": False,
+        "source": "ours",
+    },
     "group": "cuda-kernels",
     "context_files": [{"path": "include/k.h", "content": "void k();\n"}],
     "test_files": [{"path": "test/test_main.cu", "content": "int main(){}\n"}],
@@ -123,21 +142,35 @@ COMPUTE_EVAL_RECORD = {
     "build_command": "nvcc -I include -o test.out solution.cu test/*.cu",
     "test_command": "./test.out",
     "benchmark_command": "./test.out --perf",
-    "timing_mode": {"type": "region", "include": ["bench_region"], "exclude": None, "time_type": "kernel"},
+    "timing_mode": {
+        "type": "region",
+        "include": ["bench_region"],
+        "exclude": None,
+        "time_type": "kernel",
+    },
     "min_cuda_toolkit": "12.0",
     "compute_capability": "8.0",
     "requires_datacenter_gpu": False,
     "timeout_seconds": 30.0,
     "base_image": "nvidia/cuda:13.0.0-devel-ubuntu24.04",
-    "baseline_solution": {"schema_version": 1, "type": "file", "task_id": "CUDA/900",
-                          "files": [{"path": "solution.cu", "content": "void k(){}\n"}]},
+    "baseline_solution": {
+        "schema_version": 1,
+        "type": "file",
+        "task_id": "CUDA/900",
+        "files": [{"path": "solution.cu", "content": "void k(){}\n"}],
+    },
 }
 
 
 def test_compute_eval_datapack_every_field_intact(tmp_path: Path) -> None:
     line = (json.dumps(COMPUTE_EVAL_RECORD) + "\n").encode()
-    meta = {"release": "2026-1", "total_count": 1, "created_at": "2026-02-02T00:00:00",
-            "description": "d", "task_id_hashes": {"CUDA/900": hashlib.md5(line).hexdigest()}}
+    meta = {
+        "release": "2026-1",
+        "total_count": 1,
+        "created_at": "2026-02-02T00:00:00",
+        "description": "d",
+        "task_id_hashes": {"CUDA/900": hashlib.md5(line).hexdigest()},
+    }
     p = load_suite(_pack(tmp_path, [line], meta))["CUDA/900"]
     rec = p.to_record()
     for key, value in COMPUTE_EVAL_RECORD.items():
@@ -161,9 +194,15 @@ def test_hash_mismatch_names_task(tmp_path: Path) -> None:
 def test_hash_missing_and_count_mismatch(tmp_path: Path) -> None:
     line = (json.dumps(COMPUTE_EVAL_RECORD) + "\n").encode()
     with pytest.raises(IntegrityError, match="no hash"):
-        read_problem_datapack(_pack(tmp_path, [line], {"release": "x", "total_count": 1, "task_id_hashes": {}}))
-    good = {"release": "x", "total_count": 2, "task_id_hashes": {"CUDA/900": hashlib.md5(line).hexdigest()}}
-    with pytest.raises(IntegrityError, match="total_count|2 problems"):
+        read_problem_datapack(
+            _pack(tmp_path, [line], {"release": "x", "total_count": 1, "task_id_hashes": {}})
+        )
+    good = {
+        "release": "x",
+        "total_count": 2,
+        "task_id_hashes": {"CUDA/900": hashlib.md5(line).hexdigest()},
+    }
+    with pytest.raises(IntegrityError, match=r"total_count|2 problems"):
         read_problem_datapack(_pack(tmp_path, [line], good, "q.tar.gz"))
 
 
@@ -180,8 +219,10 @@ def test_bad_json_line(tmp_path: Path) -> None:
 
 
 def test_solutions_datapack_round_trip(tmp_path: Path) -> None:
-    sols = [Solution(task_id="a", files=[SourceFile(path="solution.cu", content="x")]),
-            Solution(task_id="b", files=[SourceFile(path="s.py", content="y")])]
+    sols = [
+        Solution(task_id="a", files=[SourceFile(path="solution.cu", content="x")]),
+        Solution(task_id="b", files=[SourceFile(path="s.py", content="y")]),
+    ]
     path = write_solution_datapack(sols, tmp_path / "s.tar.gz")
     assert read_solution_datapack(path) == sols
 
@@ -193,16 +234,26 @@ text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=40)
 @given(
     prompts=st.lists(text.filter(lambda s: s.strip()), min_size=1, max_size=4),
     content=text,
-    refs=st.none() | st.lists(st.from_regex(r"[a-z_:]{1,12}", fullmatch=True), min_size=1, max_size=3),
+    refs=st.none()
+    | st.lists(st.from_regex(r"[a-z_:]{1,12}", fullmatch=True), min_size=1, max_size=3),
 )
 def test_datapack_round_trip_property(tmp_path_factory, prompts, content, refs) -> None:
     problems = [
-        Problem.model_validate({
-            "task_id": f"T/{i}", "type": "cuda_cpp", "group": "g", "prompt": pr, "test_command": "./t",
-            "test_files": [{"path": "test/t.cu", "content": content}],
-            "source_references": refs,
-            "solution": {"task_id": f"T/{i}", "files": [{"path": "solution.cu", "content": content + pr}]},
-        })
+        Problem.model_validate(
+            {
+                "task_id": f"T/{i}",
+                "type": "cuda_cpp",
+                "group": "g",
+                "prompt": pr,
+                "test_command": "./t",
+                "test_files": [{"path": "test/t.cu", "content": content}],
+                "source_references": refs,
+                "solution": {
+                    "task_id": f"T/{i}",
+                    "files": [{"path": "solution.cu", "content": content + pr}],
+                },
+            }
+        )
         for i, pr in enumerate(prompts)
     ]
     path = write_problem_datapack(problems, tmp_path_factory.mktemp("dp") / "p.tar.gz")
@@ -211,7 +262,9 @@ def test_datapack_round_trip_property(tmp_path_factory, prompts, content, refs) 
     assert [p.solution for p in back] == [p.solution for p in problems]
 
 
-def test_hub_source_offline_from_cache(tmp_path: Path, cpu_problem_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_source_offline_from_cache(
+    tmp_path: Path, cpu_problem_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Build a real hub cache layout offline and load hf://org/name@rev through it."""
     from huggingface_hub import constants
 

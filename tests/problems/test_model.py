@@ -9,7 +9,13 @@ from cudaenv.problems.model import RegionTiming, SourceFile
 from cudaenv.problems.paths import check_relative_path
 from cudaenv.problems.validation import problem_from_dict
 
-BASE = {"task_id": "x", "type": "cuda_cpp", "group": "cuda-kernels", "prompt": "p", "test_command": "./t"}
+BASE = {
+    "task_id": "x",
+    "type": "cuda_cpp",
+    "group": "cuda-kernels",
+    "prompt": "p",
+    "test_command": "./t",
+}
 
 
 def rec(**kw):
@@ -18,7 +24,9 @@ def rec(**kw):
 
 def test_both_type_spellings_accepted() -> None:
     a = problem_from_dict(rec())
-    b = problem_from_dict({**{k: v for k, v in BASE.items() if k != "type"}, "problem_type": "cuda_python"})
+    b = problem_from_dict(
+        {**{k: v for k, v in BASE.items() if k != "type"}, "problem_type": "cuda_python"}
+    )
     assert a.problem_type == "cuda_cpp"
     assert b.problem_type == "cuda_python"
     assert a.to_record()["type"] == "cuda_cpp"
@@ -45,7 +53,9 @@ def test_empty_source_references_rejected() -> None:
 
 
 def test_timing_modes() -> None:
-    p = problem_from_dict(rec(timing_mode={"type": "region", "include": ["bench_region"], "time_type": "kernel"}))
+    p = problem_from_dict(
+        rec(timing_mode={"type": "region", "include": ["bench_region"], "time_type": "kernel"})
+    )
     assert isinstance(p.timing_mode, RegionTiming)
     assert p.timing_mode.include == ["bench_region"]
     assert problem_from_dict(rec(timing_mode="gpu")).timing_mode.type == "gpu"
@@ -84,7 +94,9 @@ def test_solution_colliding_with_test_rejected() -> None:
 
 def test_duplicate_paths_rejected() -> None:
     with pytest.raises(UnsafePathError, match="duplicate"):
-        problem_from_dict(rec(context_files=[{"path": "a.h", "content": ""}, {"path": "./a.h", "content": ""}]))
+        problem_from_dict(
+            rec(context_files=[{"path": "a.h", "content": ""}, {"path": "./a.h", "content": ""}])
+        )
 
 
 @pytest.mark.parametrize("bad", ["/etc/passwd", "../x", "a/../../b", "", "a\\b", "a/\x00"])
@@ -95,7 +107,9 @@ def test_unsafe_paths_rejected(bad: str) -> None:
         SourceFile(path=bad, content="")
 
 
-segment = st.text(alphabet=st.characters(categories=["L", "N"], include_characters="_-."), min_size=1, max_size=8)
+segment = st.text(
+    alphabet=st.characters(categories=["L", "N"], include_characters="_-."), min_size=1, max_size=8
+)
 
 
 @given(st.lists(segment, min_size=1, max_size=5))
