@@ -12,6 +12,8 @@ AGENTS: dict[str, str] = {
     "oracle": "cudaenv.agents.oracle:OracleAgent",
     "nop": "cudaenv.agents.nop:NopAgent",
     "openai": "cudaenv.agents.openai_agent:OpenAIAgent",
+    "claude-code": "cudaenv.agents.installed:ClaudeCodeAgent",
+    "opencode": "cudaenv.agents.installed:OpenCodeAgent",
 }
 
 

@@ -1,0 +1,250 @@
+"""Coding-agent CLIs (claude-code, opencode) run unmodified inside the episode's sandbox.
+
+``InstalledAgent.run(env)`` resets the env, then runs the CLI headless in the problem
+workspace of ``env.sandbox`` with one ``exec`` bounded by ``timeout_s``: the CLI edits the
+workspace with its own tools, and when it exits (or is killed at the time limit) its event
+stream is parsed into the trajectory (tool calls with their inputs and results, assistant
+text, token usage, cost) and the workspace is submitted through ``env.step`` so it is graded
+like any other submission. How to install, run and configure each CLI is data: the recipes
+in ``agents/<name>/recipe.yaml`` (:mod:`cudaenv.agents.recipes`).
+
+The CLI's own files (its HOME, config with the API key, session logs, the event stream and
+the instruction) live in a private directory under the sandbox's ``$HOME`` (a per-sandbox
+``/tmp`` under bubblewrap), never in the workspace, so none of it reaches the grader. Files
+cross the sandbox boundary through ``exec`` in base64 chunks (the event stream gzipped), so
+no output cap truncates them and any backend works.
+
+Network: the CLI must reach its model server, so the sandbox must have network access
+(``cudaenv.make(..., sandbox_options={"network": True})``); the agent refuses to run
+otherwise. The local bubblewrap backend cannot allow a single host: with ``network=True``
+every address the host reaches is open to the CLI and the commands it runs. The API key is
+in the CLI's environment, so the commands it runs can read it too. Grading never gets the
+network (``CudaEnv`` drops the option for its grading sandboxes).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import os
+import shlex
+import zlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from cudaenv.agents.base import finish_trajectory
+from cudaenv.agents.cli_events import PARSERS, ParsedRun
+from cudaenv.agents.recipes import Recipe, load_recipe, render_config, render_env, render_run
+from cudaenv.env.core import to_charset
+from cudaenv.env.trajectory import StepRecord
+from cudaenv.errors import AgentError
+
+if TYPE_CHECKING:
+    from cudaenv.env.core import CudaEnv
+    from cudaenv.env.trajectory import Trajectory
+    from cudaenv.sandbox.base import ExecResult, Sandbox
+
+__all__ = ["ClaudeCodeAgent", "InstalledAgent", "OpenCodeAgent", "cli_instruction"]
+
+AGENT_DIR = ".cudaenv-agent"  # under the sandbox's $HOME
+HELPER_TIMEOUT_S = 120.0
+_B64_CHUNK = 60_000  # base64 characters per write command (one argv string must stay < 128 KiB)
+CLI_NOTE = (
+    "Work in the current directory with your own tools. When the solution is ready, simply "
+    "stop: the workspace is then graded by hidden tests in a fresh copy of it."
+)
+
+
+def cli_instruction(text: str) -> str:
+    """The env's instruction minus its list of env tools (a CLI brings its own), plus how
+    an episode ends for a CLI.
+
+    >>> cli_instruction("Do X.\\n\\nTools:\\n  bash: run")
+    'Do X.\\n\\nWork in the current directory with your own tools. When the solution is ready, simply stop: the workspace is then graded by hidden tests in a fresh copy of it.'
+    """
+    head, sep, _ = text.rpartition("\n\nTools:\n")
+    return f"{head if sep else text.rstrip()}\n\n{CLI_NOTE}"
+
+
+def _network(box: Sandbox) -> bool | None:
+    """Whether ``box`` has network access (None: the backend does not say)."""
+    if isinstance(getattr(box, "network", None), bool):
+        return bool(box.network)  # type: ignore[attr-defined]
+    options = getattr(getattr(box, "_box", None), "options", None)  # DockerSandbox
+    value = getattr(options, "network", None)
+    return value if isinstance(value, bool) else None
+
+
+class InstalledAgent:
+    """Runs a recipe's CLI against a CudaEnv (see the module docstring).
+
+    Args:
+        recipe: a shipped recipe name ("claude-code", "opencode"), a recipe.yaml path, or a Recipe.
+        model: the model the CLI asks for (default: the recipe's).
+        base_url: the model server (claude-code: the origin, ``http://host:port``; opencode: the
+            OpenAI-compatible ``.../v1``); None = the recipe's default (the vendor's API).
+        api_key_env: host variable holding the API key (default: the recipe's); with
+            ``base_url`` set and the variable unset, a dummy key is sent.
+        max_turns: the CLI's own turn limit (claude ``--max-turns``, opencode agent ``steps``).
+        timeout_s: wall-clock limit of the CLI run; at the limit its process group is killed,
+            the workspace is graded and the trajectory marked truncated ("time_limit").
+        extra_env: more variables for the CLI (override the recipe's).
+        name: the agent name in trajectories (default: the recipe's).
+    """
+
+    def __init__(
+        self,
+        recipe: str | Recipe = "claude-code",
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        max_turns: int = 50,
+        timeout_s: float = 1800.0,
+        extra_env: Mapping[str, str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if max_turns < 1 or timeout_s <= 0:
+            raise ValueError("max_turns must be >= 1 and timeout_s > 0")
+        self.recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+        self.model = model or self.recipe.default_model
+        self.base_url = base_url
+        self.api_key_env = api_key_env or self.recipe.api_key_env
+        self.max_turns = max_turns
+        self.timeout_s = timeout_s
+        self.extra_env = dict(extra_env or {})
+        self.name = name or self.recipe.name
+        self.last_run: ParsedRun | None = None  # the parsed events of the latest episode
+        self.last_result: ExecResult | None = None  # the CLI's exec result (stderr, exit code)
+
+    # ------------------------------------------------------------------ helpers
+    def _api_key(self) -> str:
+        key = os.environ.get(self.api_key_env)
+        if key:
+            return key
+        if self.base_url is None:
+            raise AgentError(f"no API key for {self.name}: set ${self.api_key_env} (or pass base_url for a local server)")
+        return "sk-local-dummy"
+
+    @staticmethod
+    def _check(box: Sandbox, command: str, what: str) -> ExecResult:
+        res = box.exec(command, timeout=HELPER_TIMEOUT_S)
+        if not res.ok:
+            raise AgentError(f"could not {what} in the sandbox (exit {res.exit_code}): {res.stderr.strip()[-500:]}")
+        return res
+
+    def _write_private(self, box: Sandbox, path: str, data: str) -> None:
+        """Create ``path`` (outside the workspace) with ``data``, in base64 chunks."""
+        encoded = base64.b64encode(data.encode()).decode()
+        target = shlex.quote(path)
+        self._check(box, f"mkdir -p -- {shlex.quote(os.path.dirname(path))} && : > {target}", f"create {path}")
+        for i in range(0, len(encoded), _B64_CHUNK):
+            piece = encoded[i : i + _B64_CHUNK]
+            self._check(box, f"printf %s {piece} | base64 -d >> {target}", f"write {path}")
+
+    def _read_private(self, box: Sandbox, path: str) -> str:
+        """``path``'s text (empty if missing), gzipped and read in chunks under the output cap."""
+        gz = shlex.quote(path + ".gz")
+        res = self._check(
+            box, f"if [ -f {shlex.quote(path)} ]; then gzip -c -- {shlex.quote(path)} > {gz}; else : > {gz}; fi; wc -c < {gz}",
+            f"compress {path}",
+        )
+        size = int(res.stdout.strip() or 0)
+        limits = getattr(box, "limits", None)
+        cap = getattr(limits, "output_cap_bytes", 64 * 1024)
+        step = max(3, (cap - 1024) // 4 * 3)
+        chunks = []
+        for offset in range(0, size, step):
+            part = self._check(box, f"tail -c +{offset + 1} {gz} | head -c {step} | base64 -w0", f"read {path}")
+            if part.truncated:
+                raise AgentError(f"reading {path} from the sandbox was truncated (output cap {cap} bytes)")
+            chunks.append(base64.b64decode(part.stdout))
+        if not chunks:
+            return ""
+        try:
+            return gzip.decompress(b"".join(chunks)).decode("utf-8", errors="replace")
+        except (OSError, EOFError, zlib.error) as exc:
+            raise AgentError(f"the CLI's event log came back damaged: {exc}") from exc
+
+    def _record(self, traj: Trajectory, parsed: ParsedRun) -> None:
+        """Append the CLI's tool calls and text to the trajectory as steps."""
+        for step in parsed.steps:
+            traj.steps.append(
+                StepRecord(
+                    index=len(traj.steps), tool=step.tool, args=step.args, call_id=step.call_id,
+                    observation=to_charset(step.observation), error=step.error,
+                )
+            )  # fmt: skip
+
+    # ------------------------------------------------------------------ episode
+    def run(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
+        key = self._api_key()  # fail before a sandbox is opened
+        text, _ = env.reset(seed=seed)
+        box = env.sandbox
+        if _network(box) is False:
+            raise AgentError(
+                f"{self.name} runs inside the sandbox and must reach its model server: create the env "
+                "with sandbox_options={'network': True} (the local sandbox then shares the host's "
+                "network; it cannot allow a single host)"
+            )
+        probe = self._check(
+            box, f'printf "%s\\n%s\\n" "$HOME" "$PWD"; command -v -- {shlex.quote(self.recipe.binary)} || true',
+            "inspect the environment",
+        )
+        lines = [*probe.stdout.splitlines(), "", "", ""]
+        home, workspace, binary = lines[0].strip() or "/tmp", lines[1].strip(), lines[2].strip()
+        if not binary:
+            raise AgentError(
+                f"{self.recipe.binary!r} ({self.recipe.npm_package}) is not on the sandbox's PATH; install it "
+                f"where the sandbox sees it (not under /root): {self.recipe.install_command()}"
+            )
+        private = f"{home}/{AGENT_DIR}"
+        values: dict[str, Any] = {
+            "api_key": key,
+            "base_url": self.base_url or self.recipe.default_base_url,
+            "model": self.model,
+            "provider": self.recipe.provider or "",
+            "max_turns": self.max_turns,
+            "home": f"{private}/home",
+            "workspace": workspace,
+            "instruction_file": f"{private}/instruction.md",
+        }
+        self._write_private(box, values["instruction_file"], cli_instruction(text))
+        for rel, template in self.recipe.config_files.items():
+            config = render_config(self.recipe.config_template(template), values)
+            self._write_private(box, f"{values['home']}/{rel}", config)
+        events_file = f"{private}/events.jsonl"
+        command = f"{render_run(self.recipe, values)} > {shlex.quote(events_file)}"
+        cli_env = render_env(self.recipe, values) | self.extra_env
+        result = box.exec(command, timeout=self.timeout_s, env=cli_env)
+        self.last_result = result
+        parsed = PARSERS[self.recipe.parser](self._read_private(box, events_file))
+        self.last_run = parsed
+        traj = env.trajectory
+        assert traj is not None
+        self._record(traj, parsed)
+        usage = {**parsed.usage, "turns": parsed.turns}
+        finish_trajectory(env, self.name, usage)
+        traj.cost_usd = parsed.cost_usd
+        if not result.timed_out and result.exit_code != 0 and parsed.turns == 0:
+            detail = "; ".join(parsed.errors) or result.stderr.strip()[-1000:] or "no output"
+            raise AgentError(f"{self.name} exited with code {result.exit_code} before any model reply: {detail}")
+        env.step({"tool": "submit", "args": {}})
+        reason = "time_limit" if result.timed_out else parsed.stop_reason
+        if reason is not None:
+            traj.terminated, traj.truncated, traj.truncation_reason = False, True, reason
+        return finish_trajectory(env, self.name, usage)
+
+
+class ClaudeCodeAgent(InstalledAgent):
+    """claude-code (``agents/claude-code/recipe.yaml``); base_url is the Anthropic API origin."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__("claude-code", **options)
+
+
+class OpenCodeAgent(InstalledAgent):
+    """opencode (``agents/opencode/recipe.yaml``) on any OpenAI-compatible ``base_url``."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__("opencode", **options)
