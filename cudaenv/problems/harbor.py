@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +125,8 @@ def _metadata(
 
 
 def _date(value: Any) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
     if isinstance(value, date):
         return value
     if isinstance(value, str):
@@ -185,7 +187,15 @@ def load_task_dir(directory: str | Path) -> Problem:
     context = [f for f in _read_tree(d / "environment") if f.path not in BUILD_FILES]
     tests = scripts(_read_tree(d / "tests", prefix="tests/"))
     solution_files = scripts(_read_tree(d / "solution", prefix="solution/"))
-    gpus = int(env.get("gpus") or 0)
+    try:
+        gpus = int(env.get("gpus") or 0)
+    except (TypeError, ValueError):
+        raise SpecError(
+            "gpus must be a number",
+            source=str(toml_path),
+            task_id=task_id,
+            field="environment.gpus",
+        ) from None
     timeout = verifier.get("timeout_sec")
     ws = f'{WORKSPACE_VAR}="$PWD"'
     group = (
