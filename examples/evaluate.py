@@ -28,11 +28,23 @@ def main() -> None:
     if args.groups:
         suite = suite.filter(groups=args.groups.split(","))
     rows = []
-    for res in run_episodes("oracle", suite, workers=args.workers, use_ray=args.ray, out_dir=args.out):
-        state = res.status if res.status != "ok" else {True: "pass", False: "FAIL", None: "not run"}[res.verdict.passed if res.verdict else None]
+    for res in run_episodes(
+        "oracle", suite, workers=args.workers, use_ray=args.ray, out_dir=args.out
+    ):
+        state = (
+            res.status
+            if res.status != "ok"
+            else {True: "pass", False: "FAIL", None: "not run"}[
+                res.verdict.passed if res.verdict else None
+            ]
+        )
         print(f"{res.task_id:32s} {state:14s} {res.seconds:6.1f}s")
         if res.verdict is not None:
-            rows.append(Graded(task_id=res.task_id, group=res.group, sample=res.attempt, verdict=res.verdict))
+            rows.append(
+                Graded(
+                    task_id=res.task_id, group=res.group, sample=res.attempt, verdict=res.verdict
+                )
+            )
     print(json.dumps(summarise(rows, [1]), indent=2))
 
 

@@ -65,18 +65,37 @@ def collect_groups(
     out_dir: str | None = None,
 ) -> list[Group]:
     """Run ``group_size`` episodes per problem and group them (infrastructure failures dropped)."""
-    agent = {"name": "openai", "model": model, "base_url": base_url, "max_turns": max_turns, "temperature": 1.0}
+    agent = {
+        "name": "openai",
+        "model": model,
+        "base_url": base_url,
+        "max_turns": max_turns,
+        "temperature": 1.0,
+    }
     groups: dict[str, Group] = defaultdict(lambda: Group(task_id=""))
     with tempfile.TemporaryDirectory() as tmp:  # fresh store per iteration: every sample is new
-        for res in run_episodes(agent, problems, attempts=group_size, workers=workers, use_ray=use_ray,
-                                out_dir=out_dir or tmp, env_options=env_options or {}):
+        for res in run_episodes(
+            agent,
+            problems,
+            attempts=group_size,
+            workers=workers,
+            use_ray=use_ray,
+            out_dir=out_dir or tmp,
+            env_options=env_options or {},
+        ):
             if res.status == "infrastructure" or res.trajectory is None:
                 continue
             traj = res.trajectory
             sample = Sample(
                 task_id=res.task_id,
-                prompt=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": traj.instruction}],
-                actions=[{"tool": s.tool, "args": s.args, "observation": s.observation} for s in traj.steps],
+                prompt=[
+                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "user", "content": traj.instruction},
+                ],
+                actions=[
+                    {"tool": s.tool, "args": s.args, "observation": s.observation}
+                    for s in traj.steps
+                ],
                 reward=res.reward,
             )
             group = groups[res.task_id]
@@ -103,13 +122,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     ids = [i for i in args.ids.split(",") if i]
     problems = list(suite.filter(include=ids) if ids else suite)
     for it in range(args.iterations):
-        groups = collect_groups(problems, group_size=args.group_size, model=args.model, base_url=args.base_url,
-                                workers=args.workers, use_ray=args.ray, env_options={"source": args.source})
+        groups = collect_groups(
+            problems,
+            group_size=args.group_size,
+            model=args.model,
+            base_url=args.base_url,
+            workers=args.workers,
+            use_ray=args.ray,
+            env_options={"source": args.source},
+        )
         print(f"iteration {it}: {len(groups)} groups")
         for g in groups:
             adv = g.advantages()
             rewards = ", ".join(f"{s.reward:.2f}" for s in g.samples)
-            print(f"  {g.task_id:30s} rewards [{rewards}]  advantages [{', '.join(f'{a:+.2f}' for a in adv)}]")
+            print(
+                f"  {g.task_id:30s} rewards [{rewards}]  advantages [{', '.join(f'{a:+.2f}' for a in adv)}]"
+            )
         # a trainer would now weight each sample's action log-probs by its advantage and step
 
 
