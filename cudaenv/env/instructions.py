@@ -31,7 +31,9 @@ def instruction(
         problem.prompt.strip(),
         "",
     ]
-    paths = solution_paths(problem)
+    # reward-file tasks (Harbor, repository tasks) are solved in place: their reference is a
+    # script for the oracle, not a file the agent should write
+    paths = solution_paths(problem) if problem.reward_file is None else []
     if paths:
         parts.append(f"Write your solution in: {', '.join(paths)}")
     parts.append(f"Build command: {problem.build_command or '(none)'}")

@@ -66,7 +66,21 @@ FORBIDDEN_CPP_IDENTIFIERS: dict[str, str] = {
     "fstream": "file access",
     "socket": "network",
     "connect": "network",
+    # skip_checks: the token thief's ways to the environment before main() unsets it, and exits
+    # that end the process with status 0 before the harness checks anything
+    "__environ": "environment read",
+    "_environ": "environment read",
+    "program_invocation_name": "process internals",
+    "program_invocation_short_name": "process internals",
+    "getauxval": "process internals",
+    "__libc_start_main": "process internals",
+    "pthread_exit": "early exit",
+    "exit_group": "early exit",
 }
+# skip_checks: exit(0) / _exit(0) / _Exit(0) / quick_exit(0) end the test process "successfully"
+# before its checks ran; only a literal failure status (error handling) is allowed.
+EXIT_FUNCTIONS = frozenset({"exit", "_exit", "_Exit", "quick_exit"})
+FAILURE_STATUS = re.compile(r"^(EXIT_FAILURE|[1-9][0-9]*)$")
 # substrings in string literals or tokens -> exploit class
 FORBIDDEN_TEXT: dict[str, str] = {
     "CUDAENV_": "forged completion / harness imitation",
@@ -74,6 +88,10 @@ FORBIDDEN_TEXT: dict[str, str] = {
     "/proc/": "reading process internals",
     "bench_region": "forged profiler range",
     "CUDA_INJECTION": "profiler tampering",
+    # skip_checks / read_hidden through inline assembly: raw syscalls, embedding hidden files
+    "syscall": "raw syscall", "sysenter": "raw syscall", "int $0x80": "raw syscall",
+    ".incbin": "embeds a file (hidden tests)",
+    ".init_array": "code before main", ".fini_array": "code after main", ".preinit_array": "code before main",
 }
 FORBIDDEN_PY_MODULES: dict[str, str] = {
     m: "escape or tampering"
@@ -110,8 +128,33 @@ FORBIDDEN_PY_MODULES: dict[str, str] = {
         "weakref",
     )
 }
+# A Python solution runs inside the harness's process, so a denylist of modules is never complete
+# (operator.attrgetter reaches os through numba; linecache reads files; __main__ is the harness):
+# only these imports are allowed (skip_checks, read_hidden).
+ALLOWED_PY_MODULES = frozenset({
+    "numpy", "numba", "math", "cmath", "functools", "itertools", "typing", "dataclasses",
+    "__future__", "enum", "collections", "warnings", "time", "random", "statistics", "abc", "numbers",
+})
+# Attribute names that reach files, processes, the interpreter or the harness's frames from
+# allowed modules (numpy.fromfile, numpy.lib.npyio.DataSource, numba.core.config.os, ...).
+FORBIDDEN_PY_ATTRS: dict[str, str] = {
+    **{a: "file access" for a in (
+        "fromfile", "tofile", "memmap", "load", "loadtxt", "genfromtxt", "fromregex", "save", "savez",
+        "savez_compressed", "savetxt", "DataSource", "npyio", "_datasource", "open", "serialize", "pickle",
+    )},
+    **{a: "escape or tampering" for a in (
+        "os", "sys", "subprocess", "ctypes", "ctypeslib", "modules", "environ", "system", "popen",
+        "spawn", "_exit", "exit", "import_module", "_getframe", "testing",
+    )},
+    **{a: "frame introspection (reaches the harness)" for a in (
+        "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "gi_frame", "gi_code",
+        "tb_frame", "tb_next", "cr_frame", "ag_frame",
+    )},
+}
 FORBIDDEN_PY_NAMES: dict[str, str] = {
-    n: "escape or tampering"
+    # skip_checks: ends the harness with status 0 before it checks anything
+    **{n: "ends the harness early" for n in ("SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException")},
+    **{n: "escape or tampering"
     for n in (
         "exit",
         "quit",
@@ -133,7 +176,7 @@ FORBIDDEN_PY_NAMES: dict[str, str] = {
         "__spec__",
         "__main__",
         "sys_modules",
-    )
+    )},
 }
 
 
