@@ -1,0 +1,93 @@
+"""`cudaenv grade` and `cudaenv validate` through the CLI, on CPU-runnable problems."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from cudaenv.cli import app
+from cudaenv.problems.datapack import write_solution_datapack
+from cudaenv.problems.model import Solution, SourceFile
+from tests.conftest import CPU_SOLUTION, write_problem
+
+runner = CliRunner()
+
+
+def _solutions(tmp_path: Path) -> Path:
+    wrong = CPU_SOLUTION.replace("a + b", "a - b")
+    sols = [
+        Solution(task_id="cpu-add", files=[SourceFile(path="solution.cpp", content=CPU_SOLUTION)]),
+        Solution(task_id="cpu-add", files=[SourceFile(path="solution.cpp", content=wrong)]),
+    ]
+    return write_solution_datapack(sols, tmp_path / "cpu-add-solutions.tar.gz")
+
+
+def test_grade_datapack_writes_results_and_resumes(tmp_path: Path, cpu_problem_dir: Path) -> None:
+    out = tmp_path / "out"
+    args = ["grade", str(_solutions(tmp_path)), "--source", str(cpu_problem_dir.parent)]
+    args += ["--out", str(out), "--k", "1,2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = (out / "graded.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    records = [json.loads(line) for line in lines]
+    assert sorted(r["verdict"]["passed"] for r in records) == [False, True]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pass_at_k"]["pass@1"] == 0.5
+    assert summary["pass_at_k"]["pass@2"] == 1.0
+    assert summary["groups"]["cuda-kernels"]["samples"] == 2
+    again = runner.invoke(app, args)  # resumable: nothing graded twice
+    assert again.exit_code == 0
+    assert len((out / "graded.jsonl").read_text().splitlines()) == 2
+
+
+def test_grade_directory_of_solutions(tmp_path: Path, cpu_problem_dir: Path) -> None:
+    sol_dir = tmp_path / "sols" / "cpu-add"
+    sol_dir.mkdir(parents=True)
+    (sol_dir / "solution.cpp").write_text(CPU_SOLUTION)
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        ["grade", str(sol_dir.parent), "--source", str(cpu_problem_dir.parent), "--out", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    (record,) = [json.loads(x) for x in (out / "graded.jsonl").read_text().splitlines()]
+    assert record["verdict"]["passed"] is True
+
+
+def test_grade_unknown_task_is_an_error(tmp_path: Path, cpu_problem_dir: Path) -> None:
+    sols = write_solution_datapack(
+        [Solution(task_id="nope", files=[SourceFile(path="a.cu", content="x")])],
+        tmp_path / "s.tar.gz",
+    )
+    result = runner.invoke(
+        app, ["grade", str(sols), "--source", str(cpu_problem_dir.parent), "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2 and "nope" in result.output
+
+
+def test_validate_passes_good_and_fails_broken_suite(tmp_path: Path, cpu_problem_dir: Path) -> None:
+    ok = runner.invoke(
+        app, ["validate", str(cpu_problem_dir.parent), "--json", str(tmp_path / "v.json")]
+    )
+    assert ok.exit_code == 0, ok.output
+    (row,) = json.loads((tmp_path / "v.json").read_text())
+    assert row["ok"] and row["reference"] == "passed" and row["nop"].startswith("failed")
+    broken = write_problem(
+        tmp_path / "broken",
+        "cpu-broken",
+        spec={
+            "build_command": "g++ -I include -o test.out solution.cpp test/test_main.cpp",
+            "metadata": {"requires_gpu": False},
+        },
+        files={
+            "context/include/add.h": "int add(int a, int b);\n",
+            "test/test_main.cpp": '#include "add.h"\nint main(){ return add(2, 3) == 5 ? 0 : 1; }\n',
+            "solution/solution.cpp": '#include "add.h"\nint add(int a, int b){ return a * b + 1; }\n',
+        },
+    )
+    bad = runner.invoke(app, ["validate", str(broken.parent)])
+    assert bad.exit_code == 1
+    assert "reference fails" in bad.output
