@@ -88,6 +88,7 @@ def test_validate_passes_good_and_fails_broken_suite(tmp_path: Path, cpu_problem
             "solution/solution.cpp": '#include "add.h"\nint add(int a, int b){ return a * b + 1; }\n',
         },
     )
-    bad = runner.invoke(app, ["validate", str(broken.parent)])
+    bad = runner.invoke(app, ["validate", str(broken.parent), "--json", str(tmp_path / "b.json")])
     assert bad.exit_code == 1
-    assert "reference fails" in bad.output
+    (row,) = json.loads((tmp_path / "b.json").read_text())
+    assert not row["ok"] and "reference fails its tests" in row["problem"]
