@@ -7,6 +7,8 @@ Every malformed action becomes a :class:`ToolError` the env turns into an error 
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from typing import Any
 
@@ -103,7 +105,12 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def tool_schemas() -> list[dict[str, Any]]:
-    """The tools as OpenAI function-calling schemas."""
+    """The tools as OpenAI function-calling schemas (a fresh copy each call)."""
+    return copy.deepcopy(_tool_schemas())
+
+
+@functools.cache
+def _tool_schemas() -> list[dict[str, Any]]:
     return [
         {
             "type": "function",
