@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# CI: make a Docker engine available and build the DockerSandbox test image.
+# CI: make a Docker engine available and build the DockerSandbox test image and the CPU images.
 # Starts dockerd in the background when `docker info` fails (no systemd here), waits up to
-# 60 s for it, then runs docker/build-test-image.sh (a no-op when the image exists).
+# 60 s for it, then runs docker/build-test-image.sh (a no-op when the image exists) and
+# docker/build-images.sh (cudaenv-eval-cpu, cudaenv-agent-cpu; cached layers on a rerun).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LOG="${DOCKERD_LOG:-/tmp/dockerd.log}"
@@ -22,3 +23,4 @@ if ! docker info >/dev/null 2>&1; then
 fi
 echo "docker-setup: engine $(docker version --format '{{.Server.Version}}')" >&2
 "$ROOT/docker/build-test-image.sh"
+"$ROOT/docker/build-images.sh"

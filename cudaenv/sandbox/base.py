@@ -70,6 +70,23 @@ class Sandbox(ABC):
     #: how commands are isolated: "bubblewrap", "rlimits" (no namespaces) or "docker".
     isolation: Isolation
 
+    def toolchain_env(self) -> dict[str, str]:
+        """Variables that build and test commands need to find the CUDA toolkit here.
+
+        The grader passes them (plus its own) as ``exec(env=...)``. By default the sandbox runs
+        the host's toolchain, so this is :func:`cudaenv.toolkit.toolkit_env` (host paths).
+        A backend that brings its own toolchain (an image) returns ``{}``: its commands keep
+        the environment their image defines.
+        """
+        from cudaenv.toolkit import toolkit_env
+
+        return dict(toolkit_env())
+
+    @property
+    def toolchain_id(self) -> str:
+        """Names the toolchain builds here use (part of the build-cache key): "host" by default."""
+        return "host"
+
     @abstractmethod
     def exec(
         self,

@@ -211,6 +211,7 @@ class _Container:
         self.name = f"cudaenv-{uuid.uuid4().hex[:12]}"
         self.run_dir = ""
         self.server_pid = 0
+        self.image_id = ""
 
     @property
     def sock_path(self) -> str:
@@ -278,6 +279,7 @@ class _Container:
                 hostname="sandbox",
                 **kwargs,
             )
+        self.image_id = str(self.container.attrs.get("Image") or opts.image)
         self._wait_ready()
 
     def _wait_ready(self) -> None:
@@ -389,6 +391,15 @@ class DockerSandbox(Sandbox):
 
     isolation = "docker"
 
+    def toolchain_env(self) -> dict[str, str]:
+        """Nothing: commands use the image's own toolchain and environment (its ``ENV``)."""
+        return {}
+
+    @property
+    def toolchain_id(self) -> str:
+        """The image's id: builds made from another image (or the host) are not reused here."""
+        return f"docker:{self._live().image_id}"
+
     def __init__(self, **options: Any) -> None:
         box = _Container(DockerOptions(**options))
         try:
@@ -439,6 +450,13 @@ class DockerSandbox(Sandbox):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> ExecResult:
+        """Run ``command`` with ``bash -c`` in the container, as the sandbox user.
+
+        ``env`` is merged over the container's environment (the image's ``ENV``, then
+        ``DockerOptions.environment``, then ``HOME=/workspace``); it never replaces it, so a
+        command keeps the image's ``PATH`` unless ``env`` sets one. Host paths mean nothing here:
+        the grader passes :meth:`toolchain_env` (empty) rather than the host toolkit's variables.
+        """
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         resp = self._call(

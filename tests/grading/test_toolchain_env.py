@@ -1,0 +1,77 @@
+"""The grader's command environment comes from the sandbox (``Sandbox.toolchain_env``).
+
+A local sandbox runs the host's toolkit, so grading commands get the host toolkit's
+variables; a sandbox that brings its own toolchain (a container image) gets none of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cudaenv
+from cudaenv.grading.build_cache import build_key
+from cudaenv.problems import Problem, load_suite
+from cudaenv.problems.model import SourceFile
+from cudaenv.sandbox.base import Sandbox
+from cudaenv.sandbox.local import LocalSandbox
+from cudaenv.toolkit import toolkit_env
+from tests.conftest import write_problem
+
+
+class _OwnToolchain(LocalSandbox):
+    """A local sandbox that claims its own toolchain, as DockerSandbox does with its image."""
+
+    def toolchain_env(self) -> dict[str, str]:
+        return {"OWN_TOOLCHAIN": "1"}
+
+    @property
+    def toolchain_id(self) -> str:
+        return "test:own"
+
+
+def _problem(tmp_path: Path, check: str) -> Problem:
+    """A problem whose build passes only when ``check`` holds in the build's environment."""
+    d = write_problem(
+        tmp_path,
+        "toolchain-env",
+        spec={
+            "build_command": f"{check} && echo built > build.txt",
+            "test_command": "test -f build.txt",
+            "metadata": {"requires_gpu": False},
+        },
+        files={"test/readme.txt": "x"},
+    )
+    return load_suite(d)["toolchain-env"]
+
+
+def test_local_sandbox_brings_the_host_toolkit_env() -> None:
+    with LocalSandbox(isolation="rlimits") as box:
+        assert box.toolchain_env() == toolkit_env()
+        assert box.toolchain_id == "host"
+
+
+def test_grader_uses_the_sandboxes_toolchain_env(tmp_path) -> None:
+    host_path = toolkit_env().get("PATH", "")
+    check = f'test "$OWN_TOOLCHAIN" = 1 && test "$PATH" != {host_path!r}'
+    problem = _problem(tmp_path, check)
+    files = {"solution.sh": "true\n"}
+    own = cudaenv.grade(
+        problem, files, sandbox=lambda: _OwnToolchain(isolation="rlimits"), build_cache=False
+    )
+    assert own.stages["build"].status == "ok" and own.passed is True, own
+    host = cudaenv.grade(
+        problem, files, sandbox=lambda: LocalSandbox(isolation="rlimits"), build_cache=False
+    )
+    assert host.stages["build"].status == "failed", host
+
+
+def test_build_cache_key_covers_the_toolchain() -> None:
+    files = [SourceFile(path="a.cu", content="x")]
+    assert build_key(files, "nvcc a", "cuda_cpp") == build_key(files, "nvcc a", "cuda_cpp", "host")
+    assert build_key(files, "nvcc a", "cuda_cpp", "docker:sha256:1") != build_key(
+        files, "nvcc a", "cuda_cpp", "docker:sha256:2"
+    )
+
+
+def test_local_sandbox_keeps_the_host_default() -> None:
+    assert LocalSandbox.toolchain_env is Sandbox.toolchain_env

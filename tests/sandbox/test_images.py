@@ -1,0 +1,108 @@
+"""The CPU images (docker/build-images.sh) against a real Docker engine, end to end.
+
+``cudaenv-eval-cpu``: a bundled cuda_python problem played with the docker sandbox (agent and
+grading both in containers of the image, numba-cuda's simulator) scores 1 for the oracle and
+0 for the nop agent. ``cudaenv-agent-cpu``: the baked-in agent CLIs run inside a sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("docker", reason="the docker extra is not installed")
+
+import cudaenv
+from cudaenv.agents.recipes import load_recipe
+from cudaenv.agents.registry import make_agent
+from cudaenv.env.trajectory import Trajectory
+from cudaenv.errors import SandboxError
+from cudaenv.sandbox.docker import DockerSandbox, docker_client
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+EVAL_IMAGE = os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest")
+AGENT_IMAGE = os.environ.get("CUDAENV_AGENT_CPU_IMAGE", "cudaenv-agent-cpu:latest")
+PROBLEM = "py-vector-add"
+
+
+def _need_image(image: str) -> None:
+    try:
+        client = docker_client()
+    except SandboxError as exc:
+        pytest.skip(f"Docker engine unreachable: {exc}")
+    import docker
+
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"image {image} missing; build it with docker/build-images.sh")
+
+
+@pytest.fixture(scope="module")
+def eval_image() -> str:
+    _need_image(EVAL_IMAGE)
+    return EVAL_IMAGE
+
+
+@pytest.fixture(scope="module")
+def agent_box() -> Iterator[DockerSandbox]:
+    _need_image(AGENT_IMAGE)
+    with DockerSandbox(image=AGENT_IMAGE) as box:
+        yield box
+
+
+def _play(agent: str, image: str) -> Trajectory:
+    env = cudaenv.make(PROBLEM, sandbox="docker", sandbox_options={"image": image})
+    try:
+        return make_agent(agent).run(env)
+    finally:
+        env.close()
+
+
+def test_commands_keep_the_image_environment(eval_image: str) -> None:
+    """``env=`` is merged over the image's environment, and the sandbox adds no host paths."""
+    with DockerSandbox(image=eval_image) as box:
+        assert box.toolchain_env() == {}
+        assert box.toolchain_id.startswith("docker:sha256:")
+        res = box.exec(
+            'echo "$PATH"; echo "$FOO"; command -v python',
+            timeout=30,
+            env={"FOO": "bar", "NUMBA_ENABLE_CUDASIM": "1"},
+        )
+        assert res.ok, res
+        path, foo, python = res.stdout.splitlines()
+        assert path.startswith("/opt/cudaenv-venv/bin:") and foo == "bar"
+        assert python == "/opt/cudaenv-venv/bin/python"
+        res = box.exec(
+            "python -c 'import numba.cuda, nvtx; print(numba.cuda.is_available())'",
+            timeout=120,
+            env={"NUMBA_ENABLE_CUDASIM": "1"},
+        )
+        assert res.ok and res.stdout.strip() == "True", res
+
+
+def test_oracle_scores_one_in_the_eval_image(eval_image: str) -> None:
+    traj = _play("oracle", eval_image)
+    assert traj.verdict is not None
+    assert traj.reward == 1.0, traj.verdict
+    assert traj.verdict.passed is True and traj.verdict.failure is None
+    assert "simulator" in (traj.verdict.stages["test"].reason or "")
+
+
+def test_nop_scores_zero_in_the_eval_image(eval_image: str) -> None:
+    traj = _play("nop", eval_image)
+    assert traj.reward == 0.0
+    assert traj.verdict is not None and traj.verdict.passed is False
+    assert traj.verdict.failure == "agent", traj.verdict
+
+
+@pytest.mark.parametrize("name", ["claude-code", "opencode"])
+def test_agent_cli_runs_in_the_agent_image(agent_box: DockerSandbox, name: str) -> None:
+    """The CLI is on the image's PATH at its pinned version and runs as the sandbox user."""
+    recipe = load_recipe(name)
+    res = agent_box.exec(f"{recipe.binary} --version", timeout=60)
+    assert res.ok, res
+    assert recipe.version in res.stdout, res
