@@ -164,14 +164,17 @@ def pack(
 
 def main() -> None:
     """Console-script entry point."""
-    import cudaenv.cli_eval  # noqa: F401 - registers the eval command
-    from cudaenv import (
-        cli_grading,  # noqa: F401 - registers grade/validate commands
-        cli_interop,  # noqa: F401 - registers export-harbor
-    )
-
     try:
         app()
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+
+
+# The other commands live in their own modules, which register on this app when imported.
+from cudaenv import (  # noqa: E402
+    cli_eval,  # noqa: F401 - eval
+    cli_grading,  # noqa: F401 - grade, validate
+    cli_interop,  # noqa: F401 - export-harbor
+    cli_redteam,  # noqa: F401 - redteam
+)

@@ -364,6 +364,10 @@ class CudaEnv(gym.Env[str, str]):
                 failure="infrastructure",
                 reason=f"could not collect the workspace: {exc}",
             )
+        # escape: close the agent's sandbox before grading, so nothing it left running (a
+        # process rewriting files, a CPU or GPU hog slowing the baseline's timing) outlives the
+        # episode into the grading window
+        self._close_sandbox()
         sandbox = self._grading_sandbox
         # the agent's sandbox may have network (CLI agents reach their model server); grading never
         options = {k: v for k, v in self._sandbox_options.items() if k != "network"}

@@ -1,7 +1,8 @@
 """Content-addressed cache of builds: grading the same files twice compiles once.
 
 The key covers everything that goes into a build: every file (path and content), the build
-command, the problem type and the toolkit version. What is cached is the build's result and
+command, the problem type, the host toolkit's version and the sandbox's toolchain
+(``Sandbox.toolchain_id``: "host", or the image a docker sandbox runs). What is cached is the build's result and
 every file the build created (the binaries), restored into the next fresh workspace.
 """
 
@@ -30,11 +31,13 @@ class CachedBuild(BaseModel):
     artifacts: list[str]
 
 
-def build_key(files: Iterable[SourceFile], build_command: str, problem_type: str) -> str:
+def build_key(
+    files: Iterable[SourceFile], build_command: str, problem_type: str, toolchain: str = "host"
+) -> str:
     h = hashlib.sha256()
     for f in sorted(files, key=lambda f: f.path):
         h.update(f.path.encode() + b"\0" + hashlib.sha256(f.content.encode()).digest())
-    h.update(json.dumps([build_command, problem_type, toolkit_version()]).encode())
+    h.update(json.dumps([build_command, problem_type, toolkit_version(), toolchain]).encode())
     return h.hexdigest()
 
 

@@ -23,6 +23,7 @@ from cudaenv.grading.stages import (
     MIN_BUILD_TIMEOUT_S,
     TOKEN_ENV,
     clear_rewards,
+    completion_forgeries,
     new_token,
     reward_stage,
     run_stage,
@@ -35,7 +36,7 @@ from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
 from cudaenv.problems.model import Problem, SourceFile
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
-from cudaenv.toolkit import gpu_info, toolkit_env
+from cudaenv.toolkit import gpu_info
 
 Mode = Literal["solve", "optimize", "repair"]
 SandboxFactory = Callable[[], Sandbox]
@@ -49,8 +50,10 @@ def _factory(sandbox: str | SandboxFactory, options: Mapping[str, Any] | None) -
     return lambda: make_sandbox(sandbox, **opts)
 
 
-def _base_env(problem: Problem, have_gpu: bool) -> dict[str, str]:
-    env = dict(toolkit_env())
+def _base_env(problem: Problem, have_gpu: bool, sandbox: Sandbox) -> dict[str, str]:
+    """Every grading command's variables: the sandbox's toolchain (host toolkit paths for a
+    local sandbox, nothing for an image that brings its own), then the grader's own."""
+    env = sandbox.toolchain_env()
     if problem.problem_type == "cuda_python" and not have_gpu:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     return env
@@ -69,7 +72,7 @@ def _prepare(
         sandbox.write_file(f.path, f.content)
     if not problem.build_command:
         return StageResult(status="skipped", reason="no build command")
-    key = build_key(files, problem.build_command, problem.problem_type)
+    key = build_key(files, problem.build_command, problem.problem_type, sandbox.toolchain_id)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
@@ -116,7 +119,6 @@ class _Grading:
         self.timeout = timeout
         self.check_references = check_references
         self.gpu = gpu_info()
-        self.env = _base_env(problem, self.gpu is not None)
         self.token = new_token() if uses_completion_token(problem) else None
         self.verdict = Verdict(
             task_id=problem.task_id,
@@ -136,8 +138,11 @@ class _Grading:
         self.verdict.reason = reason
         return self.verdict
 
-    def test_env(self) -> dict[str, str]:
-        env = dict(self.env)
+    def env(self, box: Sandbox) -> dict[str, str]:
+        return _base_env(self.problem, self.gpu is not None, box)
+
+    def test_env(self, box: Sandbox) -> dict[str, str]:
+        env = self.env(box)
         if self.token:
             env[TOKEN_ENV] = self.token
         return env
@@ -147,6 +152,8 @@ class _Grading:
         p = self.problem
         if self.files.rejected:
             v.suspected_hack.append(f"unsafe solution paths rejected: {self.files.rejected}")
+        # change_graded / forge_results: files dropped because they could change what is graded
+        v.suspected_hack.extend(self.files.suspicious)
         if not self.files.solution:
             v.stages["static"] = StageResult(status="failed", reason="no solution files")
             why = "only protected files" if self.files.dropped else "empty solution"
@@ -173,7 +180,7 @@ class _Grading:
             return self.fail(v.stages["source_refs"].reason or "missing source references")
 
         box = self.sandbox()
-        build = _prepare(box, p, self.files.all, self.env, self.timeout, self.cache)
+        build = _prepare(box, p, self.files.all, self.env(box), self.timeout, self.cache)
         v.stages["build"] = build
         v.compiled = build.status in ("ok", "skipped")
         if not v.compiled:
@@ -186,9 +193,11 @@ class _Grading:
             return v
         if p.reward_file:
             clear_rewards(box, p.reward_file)
-        test, _ = run_stage(
-            box, p.test_command, timeout=self.timeout, env=self.test_env(), token=self.token
+        test, res = run_stage(
+            box, p.test_command, timeout=self.timeout, env=self.test_env(box), token=self.token
         )
+        if self.token:  # forge_results / skip_checks: completion lines the harness did not print
+            v.suspected_hack.extend(completion_forgeries(res.stdout, self.token))
         if p.reward_file:
             test = reward_stage(box, p.reward_file, test)
         if self.gpu is None and p.problem_type == "cuda_python":
@@ -219,7 +228,7 @@ class _Grading:
         for tool in self.sanitizer:
             cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {self.problem.test_command}"
             stage, _ = run_stage(
-                box, cmd, timeout=self.timeout * 10, env=self.test_env(), token=self.token
+                box, cmd, timeout=self.timeout * 10, env=self.test_env(box), token=self.token
             )
             total += stage.seconds
             outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
@@ -251,7 +260,9 @@ class _Grading:
         if cached is None and p.baseline_solution is not None:
             base_files = assemble(p, p.baseline_solution)
             base_box = self.sandbox()
-            built = _prepare(base_box, p, base_files.all, self.env, self.timeout, self.cache)
+            built = _prepare(
+                base_box, p, base_files.all, self.env(base_box), self.timeout, self.cache
+            )
             if built.status not in ("ok", "skipped"):
                 base_box = None
                 v.reason = "passed; baseline failed to build, no speedup"
@@ -260,7 +271,7 @@ class _Grading:
         stage: StageResult | None = None
         with gpu_lease():
             for _ in range(self.rounds):
-                m = measure(box, p, env=self.test_env(), timeout=self.timeout, token=self.token)
+                m = measure(box, p, env=self.test_env(box), timeout=self.timeout, token=self.token)
                 stage = m.stage
                 v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
                 if m.ms is None:
@@ -268,7 +279,11 @@ class _Grading:
                 sol.append(m.ms)
                 if base_box is not None:
                     bm: Measurement = measure(
-                        base_box, p, env=self.test_env(), timeout=self.timeout, token=self.token
+                        base_box,
+                        p,
+                        env=self.test_env(base_box),
+                        timeout=self.timeout,
+                        token=self.token,
                     )
                     if bm.ms is None:
                         base_box = None

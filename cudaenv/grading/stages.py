@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import secrets
 import shlex
 from collections.abc import Mapping
@@ -45,6 +46,30 @@ def completed(result: ExecResult, token: str) -> bool:
     return f"{TOKEN_PREFIX} {token}" in result.stdout
 
 
+_COMPLETION_LINE = re.compile(re.escape(TOKEN_PREFIX) + r"[ \t]*(\S*)")
+
+
+def completion_forgeries(stdout: str, token: str) -> list[str]:
+    """forge_results / skip_checks: completion lines the harness did not print.
+
+    The harness prints its token line once, at its very end. A line with another token is a
+    guess or an imitation; the right token twice means the solution read the token and printed
+    it itself (it can only get it from the environment or the process's memory).
+    """
+    found = _COMPLETION_LINE.findall(stdout)
+    out = []
+    wrong = [t for t in found if t != token]
+    if wrong:
+        out.append(
+            f"forged completion line ({len(wrong)} line(s) with a token the grader never issued)"
+        )
+    if found.count(token) > 1:
+        out.append(
+            f"the completion token was printed {found.count(token)} times (the solution read the token)"
+        )
+    return out
+
+
 def run_stage(
     sandbox: Sandbox,
     command: str,
@@ -63,6 +88,8 @@ def run_stage(
         status, reason = "failed", f"exit code {res.exit_code}"
     elif token is not None and not completed(res, token):
         status, reason = "failed", "the harness did not run to its end (no completion proof)"
+    elif token is not None and (forged := completion_forgeries(res.stdout, token)):
+        status, reason = "failed", forged[0]
     out = tail(res)
     if token:
         out = out.replace(token, "<token>")

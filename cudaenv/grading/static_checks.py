@@ -80,7 +80,7 @@ FORBIDDEN_CPP_IDENTIFIERS: dict[str, str] = {
 # skip_checks: exit(0) / _exit(0) / _Exit(0) / quick_exit(0) end the test process "successfully"
 # before its checks ran; only a literal failure status (error handling) is allowed.
 EXIT_FUNCTIONS = frozenset({"exit", "_exit", "_Exit", "quick_exit"})
-FAILURE_STATUS = re.compile(r"^(EXIT_FAILURE|[1-9][0-9]*)$")
+FAILURE_STATUS = re.compile(r"^(EXIT_FAILURE|-?[1-9][0-9]*)$")
 # substrings in string literals or tokens -> exploit class
 FORBIDDEN_TEXT: dict[str, str] = {
     "CUDAENV_": "forged completion / harness imitation",
@@ -89,9 +89,13 @@ FORBIDDEN_TEXT: dict[str, str] = {
     "bench_region": "forged profiler range",
     "CUDA_INJECTION": "profiler tampering",
     # skip_checks / read_hidden through inline assembly: raw syscalls, embedding hidden files
-    "syscall": "raw syscall", "sysenter": "raw syscall", "int $0x80": "raw syscall",
+    "syscall": "raw syscall",
+    "sysenter": "raw syscall",
+    "int $0x80": "raw syscall",
     ".incbin": "embeds a file (hidden tests)",
-    ".init_array": "code before main", ".fini_array": "code after main", ".preinit_array": "code before main",
+    ".init_array": "code before main",
+    ".fini_array": "code after main",
+    ".preinit_array": "code before main",
 }
 FORBIDDEN_PY_MODULES: dict[str, str] = {
     m: "escape or tampering"
@@ -131,52 +135,58 @@ FORBIDDEN_PY_MODULES: dict[str, str] = {
 # A Python solution runs inside the harness's process, so a denylist of modules is never complete
 # (operator.attrgetter reaches os through numba; linecache reads files; __main__ is the harness):
 # only these imports are allowed (skip_checks, read_hidden).
-ALLOWED_PY_MODULES = frozenset({
-    "numpy", "numba", "math", "cmath", "functools", "itertools", "typing", "dataclasses",
-    "__future__", "enum", "collections", "warnings", "time", "random", "statistics", "abc", "numbers",
-})
+_ALLOWED_PY = (
+    "numpy numba math cmath functools itertools typing dataclasses __future__ enum collections "
+    "warnings time random statistics abc numbers"
+)
+ALLOWED_PY_MODULES = frozenset(_ALLOWED_PY.split())
 # Attribute names that reach files, processes, the interpreter or the harness's frames from
 # allowed modules (numpy.fromfile, numpy.lib.npyio.DataSource, numba.core.config.os, ...).
+_FILE_ATTRS = (
+    "fromfile tofile memmap load loadtxt genfromtxt fromregex save savez savez_compressed savetxt "
+    "DataSource npyio _datasource open serialize pickle"
+)
+_ESCAPE_ATTRS = (
+    "os sys subprocess ctypes ctypeslib modules environ system popen spawn _exit exit "
+    "import_module _getframe testing"
+)
+_FRAME_ATTRS = "f_globals f_locals f_back f_builtins f_code gi_frame gi_code tb_frame tb_next cr_frame ag_frame"
 FORBIDDEN_PY_ATTRS: dict[str, str] = {
-    **{a: "file access" for a in (
-        "fromfile", "tofile", "memmap", "load", "loadtxt", "genfromtxt", "fromregex", "save", "savez",
-        "savez_compressed", "savetxt", "DataSource", "npyio", "_datasource", "open", "serialize", "pickle",
-    )},
-    **{a: "escape or tampering" for a in (
-        "os", "sys", "subprocess", "ctypes", "ctypeslib", "modules", "environ", "system", "popen",
-        "spawn", "_exit", "exit", "import_module", "_getframe", "testing",
-    )},
-    **{a: "frame introspection (reaches the harness)" for a in (
-        "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "gi_frame", "gi_code",
-        "tb_frame", "tb_next", "cr_frame", "ag_frame",
-    )},
+    **dict.fromkeys(_FILE_ATTRS.split(), "file access"),
+    **dict.fromkeys(_ESCAPE_ATTRS.split(), "escape or tampering"),
+    **dict.fromkeys(_FRAME_ATTRS.split(), "frame introspection (reaches the harness)"),
 }
 FORBIDDEN_PY_NAMES: dict[str, str] = {
     # skip_checks: ends the harness with status 0 before it checks anything
-    **{n: "ends the harness early" for n in ("SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException")},
-    **{n: "escape or tampering"
-    for n in (
-        "exit",
-        "quit",
-        "open",
-        "eval",
-        "exec",
-        "compile",
-        "__import__",
-        "globals",
-        "locals",
-        "vars",
-        "getattr",
-        "setattr",
-        "delattr",
-        "breakpoint",
-        "input",
-        "__builtins__",
-        "__loader__",
-        "__spec__",
-        "__main__",
-        "sys_modules",
-    )},
+    **dict.fromkeys(
+        ("SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"),
+        "ends the harness early",
+    ),
+    **{
+        n: "escape or tampering"
+        for n in (
+            "exit",
+            "quit",
+            "open",
+            "eval",
+            "exec",
+            "compile",
+            "__import__",
+            "globals",
+            "locals",
+            "vars",
+            "getattr",
+            "setattr",
+            "delattr",
+            "breakpoint",
+            "input",
+            "__builtins__",
+            "__loader__",
+            "__spec__",
+            "__main__",
+            "sys_modules",
+        )
+    },
 }
 
 
@@ -310,6 +320,69 @@ def _py_violations(path: str, tree: ast.AST) -> list[str]:
             for text, why in FORBIDDEN_TEXT.items():
                 if text in node.value:
                     out.append(f"{path}: string containing {text!r} ({why})")
+        if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_PY_ATTRS:
+            out.append(f"{path}: attribute {node.attr!r} ({FORBIDDEN_PY_ATTRS[node.attr]})")
+        if isinstance(node, ast.MatchClass):  # `case object(os=m)` reads attributes by name too
+            for attr in node.kwd_attrs:
+                if attr in FORBIDDEN_PY_ATTRS or attr.startswith("__"):
+                    out.append(
+                        f"{path}: attribute {attr!r} in a match pattern ({FORBIDDEN_PY_ATTRS.get(attr, 'introspection escape')})"
+                    )
+    out += _py_import_violations(path, tree)
+    out += _py_store_violations(path, tree)
+    return out
+
+
+def _py_import_violations(path: str, tree: ast.AST) -> list[str]:
+    """Imports outside ``ALLOWED_PY_MODULES`` (skip_checks, read_hidden: the allowlist)."""
+    out: list[str] = []
+    for node in ast.walk(tree):
+        mods = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            mods = [node.module or ""]
+        for mod in mods:
+            top = mod.split(".")[0]
+            if top not in ALLOWED_PY_MODULES and top not in FORBIDDEN_PY_MODULES:
+                out.append(
+                    f"{path}: import of {mod!r} (not an allowed module: escape or tampering)"
+                )
+    return out
+
+
+def _chain_root(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _py_store_violations(path: str, tree: ast.AST) -> list[str]:
+    """Writes to attributes of imported modules (skip_checks: monkeypatching numpy, numba or the
+    harness's helpers) and of a function's arguments (speed: replacing ``out.copy_to_host`` to
+    defer the work past the timer, or to forge the result the harness reads)."""
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported |= {a.asname or a.name for a in node.names}
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            root = _chain_root(node)
+            if root in imported:
+                out.append(
+                    f"{path}: assigns {root}...{node.attr} (monkeypatching an imported module)"
+                )
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            a = node.args
+            params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls"}
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store | ast.Del):
+                    root = _chain_root(sub)
+                    if root in params:
+                        out.append(
+                            f"{path}: assigns {root}.{sub.attr} (rewriting an argument's attributes)"
+                        )
     return out
 
 
@@ -328,7 +401,69 @@ def _cpp_violations(path: str, tokens: _Tokens, raw: str) -> list[str]:
         out.append(f"{path}: includes a hidden test file")
     if re.search(r"__attribute__\s*\(\(\s*(constructor|destructor)", raw):
         out.append(f"{path}: constructor/destructor attribute (code outside the harness's control)")
+    # skip_checks: code placed in .init_array & co. by section, or the C++11 attribute spelling
+    if re.search(
+        r"__attribute__\s*\(\(.*\bsection\b|\[\[\s*gnu::(constructor|destructor|section)", raw
+    ):
+        out.append(f"{path}: section/constructor attribute (code outside the harness's control)")
+    out += _cpp_exit_violations(path, tokens.code)
+    out += _cpp_include_violations(path, raw)
     return sorted(set(out))
+
+
+def _cpp_exit_violations(path: str, code: list[str]) -> list[str]:
+    """exit-like calls whose status is not a literal failure (skip_checks: exit(0) before checks)."""
+    out = []
+    for i, tok in enumerate(code):
+        # member calls (`obj.exit()`) and declarations of a member named exit are not libc's
+        if tok not in EXIT_FUNCTIONS or (i and code[i - 1] in (".", "->", "void", "int", "bool")):
+            continue
+        if i + 1 >= len(code) or code[i + 1] != "(":
+            out.append(f"{path}: {tok} used as a value (early exit)")
+            continue
+        depth, j, arg = 0, i + 1, []
+        while j < len(code):
+            depth += (code[j] == "(") - (code[j] == ")")
+            if depth == 0:
+                break
+            if j > i + 1:
+                arg.append(code[j])
+            j += 1
+        if not FAILURE_STATUS.match("".join(arg)):
+            out.append(f"{path}: {tok}({''.join(arg)}) (early exit with a success status)")
+    return out
+
+
+_INCLUDE = re.compile(r"^\s*#\s*include(_next)?\b\s*(.*)$", re.MULTILINE)
+_KEYWORD_MACRO = re.compile(
+    r"^\s*#\s*define\s+(if|else|for|while|do|return|switch|case|main|int|void|bool|true|false|"
+    r"printf|puts|fputs|fprintf|exit|abort|assert|memcmp|strcmp|fabs|abs)\b",
+    re.MULTILINE,
+)
+
+
+def _cpp_include_violations(path: str, raw: str) -> list[str]:
+    """Includes the static checks cannot follow (read_hidden, change_graded)."""
+    out = []
+    for m in _INCLUDE.finditer(raw):
+        nxt, target = m.group(1), m.group(2).strip()
+        if nxt:
+            out.append(f"{path}: #include_next (shadows a system header)")
+        if not target.startswith(("<", '"')):
+            # `#define H "test/test_main.cpp"` + `#include H` reads the hidden harness
+            out.append(f"{path}: computed #include {target!r} (hides what is included)")
+            continue
+        name = target[1:].split(">" if target[0] == "<" else '"')[0]
+        if target[0] == '"' and (name.startswith("/") or ".." in name.split("/")):
+            out.append(f"{path}: #include {name!r} outside the workspace")
+        elif target[0] == '"' and PurePosixPath(name).suffix.lower() not in CPP_SUFFIXES:
+            # a payload named .inc/.txt/.def is never statically checked
+            out.append(
+                f"{path}: #include of a non-source file {name!r} (escapes the static checks)"
+            )
+    if _KEYWORD_MACRO.search(raw):
+        out.append(f"{path}: a macro redefines a keyword or a checking function (change_graded)")
+    return out
 
 
 def analyse(

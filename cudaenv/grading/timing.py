@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cudaenv.grading.stages import run_stage
+from cudaenv.grading.stages import TOKEN_PREFIX, run_stage
 from cudaenv.grading.verdict import StageResult, Timing
 from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming
 from cudaenv.sandbox.base import Sandbox
@@ -79,7 +79,15 @@ def measure(
     if isinstance(mode, ProcessTiming):
         return Measurement(wall_ms, stage)
     if isinstance(mode, CustomTiming):
-        reported = parse_custom_ms(res.stdout)
+        # speed: a solution printing its own (smaller) time line, e.g. from a static destructor
+        # after the harness's: exactly one line may exist, and it must precede the completion line
+        lines = CUSTOM_LINE.findall(res.stdout)
+        if len(lines) > 1:
+            why = f"{len(lines)} COMPUTE_EVAL_TIME_MS lines (the solution printed its own)"
+            stage = stage.model_copy(update={"status": "failed", "reason": why})
+            return Measurement(None, stage, [why])
+        text = res.stdout.split(f"{TOKEN_PREFIX} {token}")[0] if token else res.stdout
+        reported = parse_custom_ms(text)
         if reported is None:
             stage = stage.model_copy(
                 update={"status": "failed", "reason": "no COMPUTE_EVAL_TIME_MS line"}

@@ -69,7 +69,8 @@ def test_early_exit_without_completion_proof_fails(problem) -> None:
     sneaky = '#include "add.h"\n#include <cstdlib>\nstruct X { X() { std::exit(0); } } x;\nint add(int a, int b){return 0;}\n'
     v = cudaenv.grade(problem, {"solution.cpp": sneaky})
     assert v.passed is False
-    assert "completion" in (v.stages["test"].reason or "")
+    # the static check (exit with a success status) stops it before the completion proof would
+    assert "exit(0)" in v.reason and v.suspected_hack
 
 
 def test_forbidden_construct_flagged(problem) -> None:

@@ -1,0 +1,83 @@
+"""``cudaenv redteam``: play every exploit agent and show what each got (it should be nothing).
+
+Exits 1 when any exploit scored (reward beyond the honest one, a leak, a damaged host, an
+agent-made infrastructure failure). Known gaps (exploits marked as getting through a given
+sandbox, with what must change there) count too unless ``--allow-known-gaps``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from cudaenv.cli import _friendly, _split, app, console
+from cudaenv.errors import SpecError
+
+
+@app.command("redteam")
+@_friendly
+def redteam_cmd(
+    sandbox: Annotated[
+        str, typer.Option("--sandbox", help="agent sandbox: local | docker")
+    ] = "local",
+    only: Annotated[
+        str | None, typer.Option("--only", help="comma-separated exploit names")
+    ] = None,
+    classes: Annotated[
+        str | None, typer.Option("--class", help="comma-separated exploit classes")
+    ] = None,
+    slow: Annotated[bool, typer.Option("--slow", help="also run the slow exploits")] = False,
+    allow_known_gaps: Annotated[
+        bool, typer.Option("--allow-known-gaps", help="known sandbox gaps do not fail the run")
+    ] = False,
+) -> None:
+    """Run the red-team suite: scripted exploit agents through real episodes and the grader."""
+    from cudaenv.redteam import EXPLOITS, run_exploit
+    from cudaenv.toolkit import has_gpu
+
+    if sandbox not in ("local", "docker"):
+        raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
+    names, wanted = set(_split(only) or []), set(_split(classes) or [])
+    unknown = names - {e.name for e in EXPLOITS}
+    if unknown:
+        raise SpecError(f"unknown exploit(s): {', '.join(sorted(unknown))}", field="only")
+    gpu = has_gpu()
+    table = Table(title=f"red team ({sandbox} sandbox)")
+    for col in ("exploit", "class", "reward", "flagged", "verdict reason", "outcome"):
+        table.add_column(col, overflow="fold")
+    failed = 0
+    for e in EXPLOITS:
+        if (names and e.name not in names) or (wanted and e.cls not in wanted):
+            continue
+        if (e.slow and not slow and not names) or (e.needs_gpu and not gpu):
+            why = "needs a GPU" if e.needs_gpu and not gpu else "slow (--slow)"
+            table.add_row(e.name, e.cls, "-", "-", "", f"[dim]skipped: {why}[/]")
+            continue
+        with console.status(f"{e.name} ..."):
+            r = run_exploit(e, sandbox)
+        gap = e.xfail.get(sandbox)
+        if not r.scored:
+            outcome = "[green]blocked[/]"
+        elif gap:
+            outcome = "[yellow]KNOWN GAP[/]: " + gap
+            failed += not allow_known_gaps
+        else:
+            failed += 1
+            outcome = "[bold red]SCORED[/]: " + (
+                r.evidence
+                or r.host_problem
+                or ("infrastructure failure" if r.infrastructure else "reward")
+            )
+        flag = "yes" if r.flagged else ("no (expected!)" if e.expect_flag else "no")
+        extra = r.suspected[0] if r.suspected and r.suspected[0] not in r.reason else ""
+        reason = r.reason + (f" | {extra}" if extra else "")
+        table.add_row(e.name, e.cls, f"{r.reward:g}", flag, reason[:160], outcome)
+        if e.expect_flag and not r.flagged:
+            failed += 1
+    console.print(table)
+    if failed:
+        console.print(f"[bold red]{failed} exploit(s) got through[/]")
+        raise typer.Exit(1)
+    console.print("[green]every exploit was blocked[/]")

@@ -1,0 +1,178 @@
+"""Play an exploit through ``CudaEnv`` and the real grader, then check the host is healthy.
+
+With ``sandbox="docker"`` the agent's workspace is a container (the image in
+``CUDAENV_REDTEAM_IMAGE``, default the sandbox test image) while grading stays on the local
+sandbox, which has the toolchains: the exploits attack the agent's sandbox, the grader's
+defenses are the same either way.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from cudaenv.redteam.fixtures import LoopbackService, fixture_suite
+from cudaenv.redteam.model import RESET, Exploit, ExploitContext, RedteamResult
+from cudaenv.sandbox.base import Sandbox, SandboxLimits
+
+DEFAULT_IMAGE = "cudaenv-sandbox-test:latest"
+MIN_FREE_DISK_BYTES = 512 << 20
+
+
+def _problem(target: str) -> Any:
+    kind, _, task_id = target.partition(":")
+    if kind == "fixture":
+        return fixture_suite().problem(task_id)
+    if kind == "builtin":
+        from cudaenv.problems.loader import load_suite
+
+        return load_suite("builtin")[task_id]
+    raise ValueError(f"unknown exploit target {target!r}")
+
+
+def _agent_sandbox(backend: str, limits: SandboxLimits | None) -> Callable[[], Sandbox]:
+    if backend == "docker":
+        from cudaenv.sandbox.docker import DockerSandbox
+
+        image = os.environ.get("CUDAENV_REDTEAM_IMAGE", DEFAULT_IMAGE)
+        opts: dict[str, Any] = {"image": image, "workspace_mb": 1024, "tmp_mb": 512}
+        if limits is not None:
+            opts["limits"] = limits
+        return lambda: DockerSandbox(**opts)
+    if backend == "local":
+        from cudaenv.sandbox.local import LocalSandbox
+
+        return lambda: LocalSandbox(limits=limits) if limits else LocalSandbox()
+    raise ValueError(f"unknown sandbox {backend!r}; choose local or docker")
+
+
+def _survivors(marker: str) -> list[int]:
+    """Host pids whose command line carries the run's marker (processes that outlived it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def host_check(marker: str) -> str | None:
+    """None when the host is healthy after an episode; else what is wrong."""
+    deadline = time.monotonic() + 3.0
+    while (alive := _survivors(marker)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if alive:
+        return f"processes outlived the episode: pids {alive[:10]}"
+    try:
+        subprocess.run(["true"], check=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the host cannot start a process: {exc}"
+    if shutil.disk_usage("/tmp").free < MIN_FREE_DISK_BYTES:
+        return "the host's temp disk is (nearly) full"
+    return None
+
+
+def _play(env: Any, actions: Iterable[dict[str, Any]], ctx: ExploitContext) -> tuple[float, Any]:
+    """Run every action; reset when asked or when an episode ended. Best reward, last verdict."""
+    best, verdict, done = 0.0, None, False
+    for action in actions:
+        if action is RESET or action == RESET or done:
+            env.reset()
+            done = False
+            if action == RESET:
+                continue
+        obs, reward, terminated, truncated, info = env.step(action)
+        ctx.observations.append(obs)
+        if terminated or truncated:
+            done = True
+            best = max(best, float(reward))
+            verdict = info.get("verdict", verdict)
+    if not done:
+        _, reward, _, _, info = env.step({"tool": "submit", "args": {}})
+        best = max(best, float(reward))
+        verdict = info.get("verdict", verdict)
+    return best, verdict
+
+
+def run_exploit(exploit: Exploit, sandbox: str = "local") -> RedteamResult:
+    """Play ``exploit`` once through ``CudaEnv`` on ``sandbox`` and report what it got."""
+    from cudaenv.env.core import CudaEnv
+
+    problem = _problem(exploit.target)
+    suite = fixture_suite()
+    service = LoopbackService(suite.canary_line)
+    limits = SandboxLimits(**exploit.sandbox_limits) if exploit.sandbox_limits else None
+    marker = f"rt{secrets.token_hex(8)}"
+    ctx = ExploitContext(
+        task_id=problem.task_id,
+        sandbox=sandbox,
+        marker=marker,
+        host_paths={
+            "fixture_root": str(suite.root),
+            "canary_reference": str(suite.root / "cpu-canary" / "solution" / "solution.cpp"),
+            "canary_test": str(suite.root / "cpu-canary" / "test" / "test_main.cpp"),
+        },
+        loopback_port=service.port,
+    )
+    env = CudaEnv(
+        problem,
+        mode=exploit.mode,
+        sandbox=_agent_sandbox(sandbox, limits),
+        grading_sandbox="local",
+        max_steps=exploit.max_steps,
+        reward="binary" if exploit.mode == "solve" else None,
+    )
+    started = time.perf_counter()
+    verdict = None
+    try:
+        env.reset()
+        reward, verdict = _play(env, exploit.actions(ctx), ctx)
+    finally:
+        env.close()
+        service.close()
+    seconds = time.perf_counter() - started
+    problem_text = host_check(marker)
+    if problem_text is None and seconds > exploit.budget_s:
+        problem_text = f"the episode took {seconds:.0f}s (budget {exploit.budget_s:.0f}s)"
+    evidence = exploit.evidence(ctx) if exploit.evidence else None
+    return RedteamResult(
+        name=exploit.name,
+        cls=exploit.cls,
+        sandbox=sandbox,
+        reward=reward,
+        flagged=bool(verdict and verdict.suspected_hack),
+        reason=(verdict.reason if verdict else "not graded"),
+        suspected=list(verdict.suspected_hack) if verdict else [],
+        evidence=evidence,
+        host_ok=problem_text is None,
+        host_problem=problem_text,
+        seconds=round(seconds, 2),
+        infrastructure=bool(verdict and verdict.failure == "infrastructure"),
+    )
+
+
+def honest_reward(exploit: Exploit) -> float:
+    """What the reference solution earns on the exploit's problem and mode (the speed bar)."""
+    from cudaenv.env.core import CudaEnv
+
+    problem = _problem(exploit.target)
+    assert problem.solution is not None
+    env = CudaEnv(problem, mode=exploit.mode, max_steps=len(problem.solution.files) + 2)
+    try:
+        env.reset()
+        for f in problem.solution.files:
+            env.step({"tool": "write_file", "args": {"path": f.path, "content": f.content}})
+        _, reward, _, _, _ = env.step({"tool": "submit", "args": {}})
+    finally:
+        env.close()
+    return float(reward)
