@@ -26,12 +26,6 @@ from cudaenv.redteam.actions import (
 )
 from cudaenv.redteam.model import RESET, Action, Exploit, ExploitContext
 
-GIT_LEAK = (
-    "local sandbox: a source checkout's .git (e.g. /work/main/.git) is bound read-only and not "
-    "hidden, so `git show HEAD:envs/...` prints every reference solution; LocalSandbox must hide "
-    "the checkout's .git (or bind only the package, not its repository) alongside envs/"
-)
-
 
 def _symlink_out(ctx: ExploitContext) -> Iterator[Action]:
     ref = ctx.host_paths["canary_reference"]
@@ -290,7 +284,6 @@ READ_EXPLOITS: list[Exploit] = [
         "builtin:py-vector-add",
         _git_history,
         evidence=seen(r"LEAKED-GIT: .*"),
-        xfail={"local": GIT_LEAK},
     ),
     Exploit(
         "read-loopback-service",

@@ -124,6 +124,11 @@ def _hidden_data_dirs() -> list[Path]:
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "cudaenv"
     )  # as toolkit.cache_dir(), without creating it
     found = [pkg / "_data", pkg.parent / "envs", Path(cache)]
+    # a source checkout (editable install): its git history holds every reference solution,
+    # and copies of the suite may sit anywhere in it, so the whole checkout is hidden
+    # (stops "read what is hidden" through `git show`, tests/ fixtures, build leftovers)
+    if (pkg.parent / "pyproject.toml").is_file() or (pkg.parent / ".git").exists():
+        found.append(pkg.parent)
     return [Path(tempfile.gettempdir()), *found]
 
 
