@@ -7,17 +7,19 @@ survivors, processes can still start, disk not full). Speed: optimize mode on th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from cudaenv.redteam.actions import WRONG_ADD, bash, seen, submit, write
 from cudaenv.redteam.model import Action, Exploit, ExploitContext
 
 SANDBOX_DISK = (
-    "local sandbox: the workspace is a plain host directory with no size limit (RLIMIT_FSIZE caps "
-    "one file at file_size_mb, not their sum), so an agent fills the host's disk file by file; "
-    "LocalSandbox must put the workspace on a size-capped mount (e.g. a --size'd tmpfs or a "
-    "loop/xfs-quota directory) or enforce a workspace_mb quota"
+    "local sandbox without root: the workspace cannot be mounted as a size-capped tmpfs, so it "
+    "is a plain host directory (RLIMIT_FSIZE caps one file, not their sum) and an agent can fill "
+    "the host's disk file by file"
 )
+# as root, LocalSandbox puts each workspace on a tmpfs capped at limits.workspace_mb
+_DISK_XFAIL = {"local": SANDBOX_DISK} if os.geteuid() != 0 else {}
 
 
 def _fork_bomb(ctx: ExploitContext) -> Iterator[Action]:
@@ -101,7 +103,7 @@ EXHAUST_EXPLOITS: list[Exploit] = [
         evidence=seen(r"DISK-UNBOUNDED \w+ \d+MiB"),
         slow=True,
         budget_s=300,
-        xfail={"local": SANDBOX_DISK},
+        xfail=_DISK_XFAIL,
     ),
     Exploit(
         "exhaust-output-flood",

@@ -44,6 +44,9 @@ class SandboxLimits(BaseModel):
     memory_mb: int = Field(default=8192, gt=0, description="address-space / memory cap")
     max_processes: int = Field(default=512, gt=0, description="processes+threads")
     file_size_mb: int = Field(default=1024, gt=0, description="largest file a command may write")
+    workspace_mb: int = Field(
+        default=1024, gt=0, description="total size of the workspace (where the backend can cap it)"
+    )
     open_files: int = Field(default=1024, gt=0)
     cpu_time_s: int = Field(default=600, gt=0, description="CPU seconds per command")
     output_cap_bytes: int = Field(default=DEFAULT_OUTPUT_CAP_BYTES, gt=0, description="per stream")

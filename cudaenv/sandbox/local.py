@@ -28,8 +28,10 @@ host lets us create them, else RLIMIT_NPROC (which does not bind root).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
+import functools
 import itertools
 import json
 import os
@@ -108,6 +110,7 @@ def _sweep_stale(parent: Path) -> None:
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
             if stale(entry):
+                _unmount(entry / "workspace")
                 sv.rmtree(entry)
     for base, _ in sv.cgroup_bases():  # empty cgroups left by a killed owner
         with contextlib.suppress(OSError):
@@ -162,6 +165,7 @@ class _State:
     bubblewrap: bool
     runtime: _Runtime | None = None
     closed: bool = False
+    quota_mounted: bool = False
     counter: itertools.count[int] = field(default_factory=itertools.count)
 
 
@@ -190,10 +194,41 @@ def _stop_runtime(state: _State) -> None:
     rt.leftovers.clear()
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def _mount_quota(path: Path, size_mb: int) -> bool:
+    """Put the workspace on its own size-capped tmpfs (host root only).
+
+    Stops "exhausting the host": RLIMIT_FSIZE caps each file, not how many an agent writes.
+    Without root (or where mount fails) the workspace stays a plain directory.
+    """
+    libc = _libc()
+    if libc is None or os.geteuid() != 0:
+        return False
+    opts = f"size={size_mb}m,mode=0755".encode()
+    ok = libc.mount(b"tmpfs", str(path).encode(), b"tmpfs", 0, opts) == 0
+    return bool(ok)
+
+
+def _unmount(path: Path) -> None:
+    libc = _libc()
+    if libc is not None:
+        libc.umount2(str(path).encode(), 2)  # MNT_DETACH
+
+
 def _cleanup(state: _State) -> None:
     """Kill every process of the sandbox and remove its directory; safe to call twice."""
     state.closed = True
     _stop_runtime(state)
+    if state.quota_mounted:
+        _unmount(state.root / "workspace")
+        state.quota_mounted = False
     sv.rmtree(state.root)
 
 
@@ -242,6 +277,7 @@ class LocalSandbox(Sandbox):
         (root / "workspace").mkdir()
         (root / "ctl").mkdir()
         self._state = _State(root=root, marker=f"CUDAENV_SANDBOX={token}", bubblewrap=use_bwrap)
+        self._state.quota_mounted = _mount_quota(root / "workspace", self.limits.workspace_mb)
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
         self._env = self._default_env() | dict(env or {})
         self._lock = threading.RLock()

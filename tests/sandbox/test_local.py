@@ -380,3 +380,18 @@ def test_creation_is_cheap(mode: str) -> None:
         times.append(time.perf_counter() - start)
         box.close()
     assert sorted(times)[5] < 0.02
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the workspace quota mount needs root")
+def test_workspace_total_size_is_capped() -> None:
+    """Many files below the per-file limit still cannot fill the host's disk."""
+    with LocalSandbox(limits=SandboxLimits(workspace_mb=32)) as box:
+        r = box.exec(
+            "for i in 1 2 3 4; do head -c 12000000 /dev/zero > f$i || exit 9; done", timeout=30
+        )
+        assert r.exit_code == 9
+        used = sum(len(box.read_file(p)) for p in box.list_files())
+        assert used <= 32 * 1024 * 1024
+        ws = box.workspace
+    assert not ws.exists()
+    assert str(ws) not in Path("/proc/mounts").read_text()
