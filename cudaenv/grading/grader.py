@@ -30,6 +30,7 @@ from cudaenv.grading.stages import (
     uses_completion_token,
 )
 from cudaenv.grading.static_checks import analyse
+from cudaenv.grading.test_cache import TestCache, test_key
 from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
 from cudaenv.grading.verdict import StageResult, Timing, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
@@ -107,6 +108,7 @@ class _Grading:
         cache: BuildCache | None,
         timeout: float,
         check_references: bool = True,
+        tests: TestCache | None = None,
     ) -> None:
         self.problem = problem
         self.files = files
@@ -116,6 +118,7 @@ class _Grading:
         self.rounds = rounds
         self.force_baseline = force_baseline
         self.cache = cache
+        self.tests = tests
         self.timeout = timeout
         self.check_references = check_references
         self.gpu = gpu_info()
@@ -191,15 +194,7 @@ class _Grading:
             v.passed = None
             v.reason = "compiled; GPU stages skipped (no GPU)"
             return v
-        if p.reward_file:
-            clear_rewards(box, p.reward_file)
-        test, res = run_stage(
-            box, p.test_command, timeout=self.timeout, env=self.test_env(box), token=self.token
-        )
-        if self.token:  # forge_results / skip_checks: completion lines the harness did not print
-            v.suspected_hack.extend(completion_forgeries(res.stdout, self.token))
-        if p.reward_file:
-            test = reward_stage(box, p.reward_file, test)
+        test = self.run_test(box)
         if self.gpu is None and p.problem_type == "cuda_python":
             test = test.model_copy(
                 update={"reason": ((test.reason or "") + " [numba-cuda simulator]").strip()}
@@ -217,6 +212,34 @@ class _Grading:
         if self.benchmark:
             self.run_benchmark(box)
         return v
+
+    def run_test(self, box: Sandbox) -> StageResult:
+        """The test stage, or its cached outcome for identical inputs on this machine."""
+        p, v = self.problem, self.verdict
+        key = None
+        if self.tests is not None:
+            device = f"{self.gpu.name}/{self.gpu.driver}" if self.gpu else "cpu"
+            key = test_key(
+                self.files.all,
+                p.test_command,
+                toolchain=box.toolchain_id,
+                device=device,
+                extra=str(p.reward_file),
+            )
+            if (hit := self.tests.get(key)) is not None:
+                return hit
+        if p.reward_file:
+            clear_rewards(box, p.reward_file)
+        test, res = run_stage(
+            box, p.test_command, timeout=self.timeout, env=self.test_env(box), token=self.token
+        )
+        forged = completion_forgeries(res.stdout, self.token) if self.token else []
+        v.suspected_hack.extend(forged)  # forge_results / skip_checks
+        if p.reward_file:
+            test = reward_stage(box, p.reward_file, test)
+        if key is not None and self.tests is not None and not forged:
+            self.tests.put(key, test)
+        return test
 
     def run_sanitizer(self, box: Sandbox) -> None:
         v = self.verdict
@@ -330,11 +353,13 @@ def grade(
     force_baseline: bool = False,
     build_cache: bool = True,
     check_references: bool = True,
+    test_cache: bool = True,
 ) -> Verdict:
     """Grade ``files`` as a solution of ``problem``; see the module docstring.
 
     ``benchmark`` defaults to True in optimize mode. ``sanitizer`` runs compute-sanitizer
     (True: memcheck; or a list of tools) as a gate after the tests (GPU only).
+    ``test_cache=False`` always re-runs the tests (see :mod:`cudaenv.grading.test_cache`).
     ``check_references=False`` skips the required-API check (for grading a problem's own
     baseline, which may deliberately avoid the API the problem asks for).
     """
@@ -356,6 +381,7 @@ def grade(
         rounds=max(1, rounds),
         force_baseline=force_baseline,
         cache=BuildCache() if build_cache else None,
+        tests=TestCache() if test_cache else None,
         timeout=problem.timeout_seconds or DEFAULT_TIMEOUT_S,
         check_references=check_references,
     )

@@ -195,3 +195,18 @@ def test_build_cache_keys_differ_on_command(tmp_path: Path) -> None:
     assert build_key(f, "nvcc a", "cuda_cpp") != build_key(f, "nvcc b", "cuda_cpp")
     assert build_key(f, "nvcc a", "cuda_cpp") == build_key(list(f), "nvcc a", "cuda_cpp")
     assert BuildCache(tmp_path).get("missing") is None
+
+
+def test_test_stage_cached_for_identical_inputs(problem) -> None:
+    unique = CPU_SOLUTION + f"// test cache probe {id(problem)}\n"
+    first = cudaenv.grade(problem, {"solution.cpp": unique})
+    second = cudaenv.grade(problem, {"solution.cpp": unique})
+    fresh = cudaenv.grade(problem, {"solution.cpp": unique}, test_cache=False)
+    assert first.passed and second.passed and fresh.passed
+    assert not first.stages["test"].cached
+    assert second.stages["test"].cached
+    assert not fresh.stages["test"].cached
+    wrong = unique.replace("a + b", "a - b")
+    assert cudaenv.grade(problem, {"solution.cpp": wrong}).passed is False
+    again = cudaenv.grade(problem, {"solution.cpp": wrong})
+    assert again.passed is False and again.stages["test"].cached

@@ -1,0 +1,53 @@
+"""Cache of test-stage outcomes: the same files, harness and machine give the same verdict.
+
+Grading is a pure function of its inputs, and RL runs grade many identical samples; re-running
+a deterministic harness (seeded inputs, as docs/AUTHORING.md requires) buys nothing. The key
+covers every file, the test command, the toolchain, and the GPU (or the simulator). Only clean
+"ok"/"failed" outcomes are stored: timeouts, errors and anything flagged as a suspected hack
+always run again. Benchmarks and sanitizer runs are never cached here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+
+from cudaenv.grading.verdict import StageResult
+from cudaenv.problems.model import SourceFile
+from cudaenv.toolkit import cache_dir
+
+
+def test_key(
+    files: Iterable[SourceFile], command: str, *, toolchain: str, device: str, extra: str = ""
+) -> str:
+    h = hashlib.sha256()
+    for f in sorted(files, key=lambda f: f.path):
+        h.update(f.path.encode() + b"\0" + hashlib.sha256(f.content.encode()).digest())
+    h.update(json.dumps([command, toolchain, device, extra]).encode())
+    return h.hexdigest()
+
+
+class TestCache:
+    """``<cache>/tests/<key>.json`` holding one StageResult."""
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self) -> None:
+        self.root = cache_dir() / "tests"
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def get(self, key: str) -> StageResult | None:
+        try:
+            stage = StageResult.model_validate_json((self.root / f"{key}.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return stage.model_copy(update={"cached": True})
+
+    def put(self, key: str, stage: StageResult) -> None:
+        if stage.status not in ("ok", "failed"):
+            return
+        path = self.root / f"{key}.json"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(stage.model_dump_json())
+        tmp.replace(path)
