@@ -92,6 +92,9 @@ def _is_under(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
+SYSTEM_TOP = frozenset({"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc"})
+
+
 def bwrap_argv(
     *,
     bwrap: str,
@@ -106,10 +109,13 @@ def bwrap_argv(
 ) -> list[str]:
     """A bubblewrap command line: read-only host, private /tmp, hidden homes and temp dirs.
 
-    The new root is bubblewrap's own tmpfs; every top-level entry of the host is bound back
-    read-only except /tmp, /run, /root and /home, which become empty tmpfs mounts. Deeper paths
-    in ``hide`` (other temp dirs, the sandboxes' parent, problem data) get an empty tmpfs too;
-    ``ro_binds`` (Python, the CUDA toolkit, user extras) are bound back where they were hidden.
+    The new root is bubblewrap's own tmpfs. Only the system's own top-level directories
+    (``SYSTEM_TOP``: /usr, /etc, /bin, /lib...) are bound back read-only: an allow-list, so
+    checkouts, datasets and other copies of hidden files elsewhere on the host (/work, /srv,
+    /opt, /var/lib/docker, ...) are simply absent (stops "reading what is hidden" by searching
+    the filesystem). /tmp, /run, /root and /home become empty tmpfs mounts. Deeper paths in
+    ``hide`` (other temp dirs, the sandboxes' parent, problem data) get an empty tmpfs too;
+    ``ro_binds`` (Python, the CUDA toolkit, user extras) are bound back where they are.
     """
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--new-session", "--as-pid-1", "--cap-drop", "ALL"]
@@ -123,7 +129,7 @@ def bwrap_argv(
             continue
         if os.path.islink(src):
             argv += ["--symlink", os.readlink(src), src]
-        else:
+        elif entry in SYSTEM_TOP:
             argv += ["--ro-bind", src, src]
     argv += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--proc", "/proc"]
     for dev in sorted(Path("/dev").glob("nvidia*")):

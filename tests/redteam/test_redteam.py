@@ -36,6 +36,8 @@ def _params() -> list:
                 marks.append(pytest.mark.docker)
             if e.slow:
                 marks.append(pytest.mark.slow)
+            if e.cls == "exhaust":  # host-stressing: run alone, not beside timing-sensitive tests
+                marks.append(pytest.mark.serial)
             if e.needs_gpu:
                 marks += [
                     pytest.mark.gpu,
