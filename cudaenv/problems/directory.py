@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
 from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.problems.model import Problem, Solution, SourceFile
@@ -93,7 +92,6 @@ def load_problem_tree(root: str | Path) -> list[Problem]:
 
 __all__ = [
     "SPEC_NAME",
-    "ValidationError",
     "find_problem_dirs",
     "load_problem_dir",
     "load_problem_tree",
