@@ -22,7 +22,10 @@ from cudaenv.errors import SpecError
 def _agent_spec(agent: str, model: str | None, base_url: str | None, max_turns: int | None) -> Any:
     if agent != "openai":
         if model or base_url or max_turns:
-            raise SpecError(f"--model/--base-url/--max-turns apply to --agent openai, not {agent!r}", field="agent")
+            raise SpecError(
+                f"--model/--base-url/--max-turns apply to --agent openai, not {agent!r}",
+                field="agent",
+            )
         return agent
     if not model:
         raise SpecError("--agent openai needs --model", field="model")
@@ -44,11 +47,25 @@ def _graded_rows(records: list[dict[str, Any]], mode: str) -> list[Any]:
         reason = (rec.get("error") or "").splitlines()[0] if rec.get("error") else ""
         if rec["status"] == "infrastructure":
             verdict = (verdict or Verdict(task_id=rec["task_id"], mode=mode)).model_copy(
-                update={"failure": "infrastructure", "passed": None, "reason": reason or "infrastructure"}
+                update={
+                    "failure": "infrastructure",
+                    "passed": None,
+                    "reason": reason or "infrastructure",
+                }
             )
         elif verdict is None:
-            verdict = Verdict(task_id=rec["task_id"], mode=mode, passed=False, failure="agent", reason=reason or rec["status"])
-        rows.append(Graded(task_id=rec["task_id"], group=rec["group"], sample=rec["attempt"], verdict=verdict))
+            verdict = Verdict(
+                task_id=rec["task_id"],
+                mode=mode,
+                passed=False,
+                failure="agent",
+                reason=reason or rec["status"],
+            )
+        rows.append(
+            Graded(
+                task_id=rec["task_id"], group=rec["group"], sample=rec["attempt"], verdict=verdict
+            )
+        )
     return rows
 
 
@@ -72,8 +89,12 @@ def _table(summary: dict[str, Any], ks: list[int], title: str) -> Table:
         row += [_fmt(s["pass_at_k"].get(f"pass@{k}")) for k in ks]
         if with_speed:
             sp = s["speedup"]
-            row += [_fmt(sp["geomean"], ".2f") + ("x" if sp["geomean"] else ""), _fmt(sp["median"], ".2f"),
-                    _fmt(sp["fast_1"], ".2f"), _fmt(sp["fast_1.2"], ".2f")]
+            row += [
+                _fmt(sp["geomean"], ".2f") + ("x" if sp["geomean"] else ""),
+                _fmt(sp["median"], ".2f"),
+                _fmt(sp["fast_1"], ".2f"),
+                _fmt(sp["fast_1.2"], ".2f"),
+            ]
         table.add_row(*row)
     return table
 
@@ -107,18 +128,28 @@ def eval_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="results directory (resumable)")],
     agent: Annotated[str, typer.Option("--agent", "-a", help="oracle | nop | openai")] = "oracle",
     model: Annotated[str | None, typer.Option("--model", help="model name (openai agent)")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint")] = None,
-    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="model replies per episode")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint")
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", min=1, help="model replies per episode")
+    ] = None,
     source: Annotated[str, typer.Option("--source", "-s")] = "builtin",
     ids: Annotated[str | None, typer.Option("--ids", help="comma-separated task ids")] = None,
-    groups: Annotated[str | None, typer.Option("--groups", "-g", help="comma-separated groups")] = None,
+    groups: Annotated[
+        str | None, typer.Option("--groups", "-g", help="comma-separated groups")
+    ] = None,
     mode: Annotated[str, typer.Option("--mode", help="solve | optimize | repair")] = "solve",
-    attempts: Annotated[int, typer.Option("--attempts", "-n", min=1, help="episodes per problem")] = 1,
+    attempts: Annotated[
+        int, typer.Option("--attempts", "-n", min=1, help="episodes per problem")
+    ] = 1,
     k: Annotated[str, typer.Option("--k", help="comma-separated k for pass@k")] = "1",
     workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
     ray: Annotated[bool, typer.Option("--ray/--no-ray", help="run episodes on Ray actors")] = False,
     sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
-    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="steps before truncation")] = 50,
+    max_steps: Annotated[
+        int, typer.Option("--max-steps", min=1, help="steps before truncation")
+    ] = 50,
 ) -> None:
     """Evaluate an agent: episodes in parallel, DIR/summary.json with pass@k by group."""
     from cudaenv.grading.summary import summarise
@@ -128,7 +159,10 @@ def eval_cmd(
     if mode not in ("solve", "optimize", "repair"):
         raise SpecError(f"unknown mode {mode!r}; choose solve, optimize or repair", field="mode")
     if mode == "repair":
-        raise SpecError("repair mode needs a failing solution per problem; `cudaenv eval` runs solve and optimize", field="mode")
+        raise SpecError(
+            "repair mode needs a failing solution per problem; `cudaenv eval` runs solve and optimize",
+            field="mode",
+        )
     if sandbox not in ("local", "docker"):
         raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
     ks = sorted({int(x) for x in _split(k) or ["1"]})
@@ -139,7 +173,9 @@ def eval_cmd(
         problems = [p for p in problems if p.has_benchmark and p.baseline_solution is not None]
         skipped = len(suite) - len(problems)
         if skipped:
-            console.print(f"optimize mode: skipped {skipped} problem(s) without a benchmark and baseline")
+            console.print(
+                f"optimize mode: skipped {skipped} problem(s) without a benchmark and baseline"
+            )
     if not problems:
         raise SpecError("no problems selected")
     if max(ks) > attempts:
@@ -147,14 +183,25 @@ def eval_cmd(
     env_options = {"mode": mode, "sandbox": sandbox, "source": source, "max_steps": max_steps}
     planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
     store = ResultStore(out, "results")
-    before = {key: r for key, r in latest_results(store).items() if key in planned and r.get("status") != "infrastructure"}
+    before = {
+        key: r
+        for key, r in latest_results(store).items()
+        if key in planned and r.get("status") != "infrastructure"
+    }
     passing = sum(bool((r.get("verdict") or {}).get("passed")) for r in before.values())
 
     with _progress() as bar:
         episodes = bar.add_task("episodes", total=len(planned), completed=len(before))
         good = bar.add_task("passing", total=len(planned), completed=passing)
-        for res in run_episodes(spec, problems, attempts=attempts, workers=workers, use_ray=ray,
-                                out_dir=out, env_options=env_options):
+        for res in run_episodes(
+            spec,
+            problems,
+            attempts=attempts,
+            workers=workers,
+            use_ray=ray,
+            out_dir=out,
+            env_options=env_options,
+        ):
             bar.advance(episodes)
             if res.passed:
                 bar.advance(good)
@@ -165,17 +212,34 @@ def eval_cmd(
     records = [r for key, r in latest_results(store).items() if key in planned]
     rows = _graded_rows(records, mode)
     summary = summarise(rows, ks)
-    statuses = {s: sum(r["status"] == s for r in records) for s in ("ok", "agent_error", "infrastructure")}
-    summary.update({"agent": spec if isinstance(spec, str) else spec["name"], "mode": mode, "source": source,
-                    "attempts": attempts, "status_counts": statuses})
+    statuses = {
+        s: sum(r["status"] == s for r in records) for s in ("ok", "agent_error", "infrastructure")
+    }
+    summary.update(
+        {
+            "agent": spec if isinstance(spec, str) else spec["name"],
+            "mode": mode,
+            "source": source,
+            "attempts": attempts,
+            "status_counts": statuses,
+        }
+    )
     if isinstance(spec, dict):
         summary["model"] = spec["model"]
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print(_table(summary, ks, f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"))
+    console.print(
+        _table(
+            summary, ks, f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"
+        )
+    )
     if summary["not_run"]:
-        console.print(f"{summary['not_run']} sample(s) not run to a decision (GPU stages skipped: no GPU)")
+        console.print(
+            f"{summary['not_run']} sample(s) not run to a decision (GPU stages skipped: no GPU)"
+        )
     if statuses["infrastructure"]:
-        console.print(f"[yellow]{statuses['infrastructure']} infrastructure failure(s)[/] (excluded; rerun to retry them)")
+        console.print(
+            f"[yellow]{statuses['infrastructure']} infrastructure failure(s)[/] (excluded; rerun to retry them)"
+        )
     if mode == "optimize":
         console.print(_plot_speedups(rows, out / "speedup.png"))
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")

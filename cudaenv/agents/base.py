@@ -36,7 +36,9 @@ class Agent(Protocol):
         ...
 
 
-def finish_trajectory(env: CudaEnv, name: str, usage: Mapping[str, int] | None = None) -> Trajectory:
+def finish_trajectory(
+    env: CudaEnv, name: str, usage: Mapping[str, int] | None = None
+) -> Trajectory:
     """The env's trajectory with the agent's name and token usage recorded.
 
     Raises AgentError when the episode never started, so a caller never sees a half record

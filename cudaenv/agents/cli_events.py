@@ -85,7 +85,11 @@ def _result_text(content: Any) -> str:
         parts = []
         for block in content:
             if isinstance(block, dict):
-                parts.append(str(block.get("text", "")) if block.get("type") == "text" else f"[{block.get('type')}]")
+                parts.append(
+                    str(block.get("text", ""))
+                    if block.get("type") == "text"
+                    else f"[{block.get('type')}]"
+                )
         return "\n".join(parts)
     return "" if content is None else json.dumps(content)
 
@@ -121,10 +125,18 @@ def parse_claude_stream(text: str) -> ParsedRun:
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and block.get("text"):
-                    run.steps.append(ParsedStep(tool=None, args={"text": _clip(str(block["text"]))}))
+                    run.steps.append(
+                        ParsedStep(tool=None, args={"text": _clip(str(block["text"]))})
+                    )
                 elif block.get("type") == "tool_use":
-                    args = block.get("input") if isinstance(block.get("input"), dict) else {"input": block.get("input")}
-                    step = ParsedStep(tool=str(block.get("name")), args=args, call_id=block.get("id"))
+                    args = (
+                        block.get("input")
+                        if isinstance(block.get("input"), dict)
+                        else {"input": block.get("input")}
+                    )
+                    step = ParsedStep(
+                        tool=str(block.get("name")), args=args, call_id=block.get("id")
+                    )
                     run.steps.append(step)
                     if step.call_id:
                         pending[step.call_id] = step
@@ -150,7 +162,9 @@ def parse_claude_stream(text: str) -> ParsedRun:
             if subtype == "error_max_turns":
                 run.stop_reason = "max_turns"
             if event.get("is_error") or subtype.startswith("error"):
-                run.errors.append(f"{subtype or 'error'}: {str(event.get('result') or '')[:500]}".rstrip(": "))
+                run.errors.append(
+                    f"{subtype or 'error'}: {str(event.get('result') or '')[:500]}".rstrip(": ")
+                )
     if not run.usage and per_message:  # cut off before the result event: add up what we saw
         totals: dict[str, int] = {}
         for usage in per_message.values():
@@ -165,7 +179,13 @@ def parse_claude_stream(text: str) -> ParsedRun:
 def parse_opencode_json(text: str) -> ParsedRun:
     """Parse ``opencode run --format=json`` output (see the module docstring)."""
     run = ParsedRun()
-    totals = {"input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
+    totals = {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "reasoning_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+    }
     total_tokens = 0
     cost = 0.0
     saw_cost = False
@@ -201,7 +221,9 @@ def parse_opencode_json(text: str) -> ParsedRun:
         elif kind == "error":
             err = event.get("error") if isinstance(event.get("error"), dict) else {}
             data = err.get("data") if isinstance(err.get("data"), dict) else {}
-            run.errors.append(f"{err.get('name', 'error')}: {str(data.get('message') or err)[:500]}")
+            run.errors.append(
+                f"{err.get('name', 'error')}: {str(data.get('message') or err)[:500]}"
+            )
     if run.turns:
         run.usage = {**totals, "total_tokens": total_tokens}
     run.cost_usd = cost if saw_cost else None

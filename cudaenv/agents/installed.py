@@ -123,21 +123,29 @@ class InstalledAgent:
         if key:
             return key
         if self.base_url is None:
-            raise AgentError(f"no API key for {self.name}: set ${self.api_key_env} (or pass base_url for a local server)")
+            raise AgentError(
+                f"no API key for {self.name}: set ${self.api_key_env} (or pass base_url for a local server)"
+            )
         return "sk-local-dummy"
 
     @staticmethod
     def _check(box: Sandbox, command: str, what: str) -> ExecResult:
         res = box.exec(command, timeout=HELPER_TIMEOUT_S)
         if not res.ok:
-            raise AgentError(f"could not {what} in the sandbox (exit {res.exit_code}): {res.stderr.strip()[-500:]}")
+            raise AgentError(
+                f"could not {what} in the sandbox (exit {res.exit_code}): {res.stderr.strip()[-500:]}"
+            )
         return res
 
     def _write_private(self, box: Sandbox, path: str, data: str) -> None:
         """Create ``path`` (outside the workspace) with ``data``, in base64 chunks."""
         encoded = base64.b64encode(data.encode()).decode()
         target = shlex.quote(path)
-        self._check(box, f"mkdir -p -- {shlex.quote(os.path.dirname(path))} && : > {target}", f"create {path}")
+        self._check(
+            box,
+            f"mkdir -p -- {shlex.quote(os.path.dirname(path))} && : > {target}",
+            f"create {path}",
+        )
         for i in range(0, len(encoded), _B64_CHUNK):
             piece = encoded[i : i + _B64_CHUNK]
             self._check(box, f"printf %s {piece} | base64 -d >> {target}", f"write {path}")
@@ -146,7 +154,8 @@ class InstalledAgent:
         """``path``'s text (empty if missing), gzipped and read in chunks under the output cap."""
         gz = shlex.quote(path + ".gz")
         res = self._check(
-            box, f"if [ -f {shlex.quote(path)} ]; then gzip -c -- {shlex.quote(path)} > {gz}; else : > {gz}; fi; wc -c < {gz}",
+            box,
+            f"if [ -f {shlex.quote(path)} ]; then gzip -c -- {shlex.quote(path)} > {gz}; else : > {gz}; fi; wc -c < {gz}",
             f"compress {path}",
         )
         size = int(res.stdout.strip() or 0)
@@ -155,9 +164,13 @@ class InstalledAgent:
         step = max(3, (cap - 1024) // 4 * 3)
         chunks = []
         for offset in range(0, size, step):
-            part = self._check(box, f"tail -c +{offset + 1} {gz} | head -c {step} | base64 -w0", f"read {path}")
+            part = self._check(
+                box, f"tail -c +{offset + 1} {gz} | head -c {step} | base64 -w0", f"read {path}"
+            )
             if part.truncated:
-                raise AgentError(f"reading {path} from the sandbox was truncated (output cap {cap} bytes)")
+                raise AgentError(
+                    f"reading {path} from the sandbox was truncated (output cap {cap} bytes)"
+                )
             chunks.append(base64.b64decode(part.stdout))
         if not chunks:
             return ""
@@ -188,7 +201,8 @@ class InstalledAgent:
                 "network; it cannot allow a single host)"
             )
         probe = self._check(
-            box, f'printf "%s\\n%s\\n" "$HOME" "$PWD"; command -v -- {shlex.quote(self.recipe.binary)} || true',
+            box,
+            f'printf "%s\\n%s\\n" "$HOME" "$PWD"; command -v -- {shlex.quote(self.recipe.binary)} || true',
             "inspect the environment",
         )
         lines = [*probe.stdout.splitlines(), "", "", ""]
@@ -228,7 +242,9 @@ class InstalledAgent:
         traj.cost_usd = parsed.cost_usd
         if not result.timed_out and result.exit_code != 0 and parsed.turns == 0:
             detail = "; ".join(parsed.errors) or result.stderr.strip()[-1000:] or "no output"
-            raise AgentError(f"{self.name} exited with code {result.exit_code} before any model reply: {detail}")
+            raise AgentError(
+                f"{self.name} exited with code {result.exit_code} before any model reply: {detail}"
+            )
         env.step({"tool": "submit", "args": {}})
         reason = "time_limit" if result.timed_out else parsed.stop_reason
         if reason is not None:

@@ -107,7 +107,9 @@ class OpenAIAgent:
             key = os.environ.get(self.api_key_env)
             if not key:
                 if self.base_url is None:
-                    raise AgentError(f"no API key: set ${self.api_key_env} (or pass base_url for a local server)")
+                    raise AgentError(
+                        f"no API key: set ${self.api_key_env} (or pass base_url for a local server)"
+                    )
                 key = "sk-local-dummy"
             self._client = openai.OpenAI(
                 api_key=key, base_url=self.base_url, max_retries=0, timeout=self.request_timeout_s
@@ -135,7 +137,12 @@ class OpenAIAgent:
             json.JSONDecodeError,
             _BadResponse,
         )
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "temperature": self.temperature}
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "tools": tools,
+            "temperature": self.temperature,
+        }
         if self.max_output_tokens is not None:
             kwargs["max_tokens"] = self.max_output_tokens
         if self.extra_body:
@@ -144,7 +151,10 @@ class OpenAIAgent:
         for attempt in range(1, self.max_attempts + 1):
             try:
                 resp = client.chat.completions.create(**kwargs)
-                if not getattr(resp, "choices", None) or getattr(resp.choices[0], "message", None) is None:
+                if (
+                    not getattr(resp, "choices", None)
+                    or getattr(resp.choices[0], "message", None) is None
+                ):
                     raise _BadResponse(f"not a chat completion: {str(resp)[:200]!r}")
                 return resp
             except retryable as exc:
@@ -152,7 +162,9 @@ class OpenAIAgent:
                 if attempt < self.max_attempts:
                     time.sleep(self._delay(attempt, exc))
             except openai.APIStatusError as exc:
-                raise AgentError(f"model request rejected ({exc.status_code}): {exc.message}") from exc
+                raise AgentError(
+                    f"model request rejected ({exc.status_code}): {exc.message}"
+                ) from exc
         raise AgentError(
             f"model request failed after {self.max_attempts} attempts: {type(last).__name__}: {last}"
         ) from last
@@ -189,7 +201,11 @@ class OpenAIAgent:
     def _assistant(msg: Any) -> dict[str, Any]:
         out: dict[str, Any] = {"role": "assistant", "content": msg.content}
         calls = [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
             for c in msg.tool_calls or []
             if getattr(c, "function", None) is not None
         ]

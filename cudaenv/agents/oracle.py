@@ -26,17 +26,26 @@ class OracleAgent:
         env.reset(seed=seed)
         ref = env.problem.solution
         if ref is None:
-            raise AgentError(f"problem {env.problem.task_id!r} has no reference solution for the oracle")
+            raise AgentError(
+                f"problem {env.problem.task_id!r} has no reference solution for the oracle"
+            )
         done = False
         for f in ref.files:
-            _, _, term, trunc, _ = env.step({"tool": "write_file", "args": {"path": f.path, "content": f.content}})
+            _, _, term, trunc, _ = env.step(
+                {"tool": "write_file", "args": {"path": f.path, "content": f.content}}
+            )
             if term or trunc:
                 done = True
                 break
         if not done and ref.type == "patch" and ref.patch:
-            env.step({"tool": "write_file", "args": {"path": ".oracle.patch", "content": ref.patch}})
+            env.step(
+                {"tool": "write_file", "args": {"path": ".oracle.patch", "content": ref.patch}}
+            )
             _, _, term, trunc, _ = env.step(
-                {"tool": "bash", "args": {"command": "patch -p1 < .oracle.patch && rm -f .oracle.patch"}}
+                {
+                    "tool": "bash",
+                    "args": {"command": "patch -p1 < .oracle.patch && rm -f .oracle.patch"},
+                }
             )
             done = term or trunc
         if not done:

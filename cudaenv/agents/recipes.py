@@ -41,13 +41,16 @@ class Recipe(BaseModel):
     binary: str = Field(description="executable name looked up on the sandbox's PATH")
     install: str = Field(description="install command ({npm_package}, {version} filled in)")
     run: str = Field(description="headless run command, a shell template")
-    env: dict[str, str] = Field(default_factory=dict, description="variables for the CLI (templates)")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="variables for the CLI (templates)"
+    )
     api_key_env: str = Field(description="host variable holding the API key")
     default_base_url: str
     default_model: str
     provider: str | None = Field(default=None, description="provider id the config declares")
     config_files: dict[str, str] = Field(
-        default_factory=dict, description="path under the agent home -> template file in the recipe folder"
+        default_factory=dict,
+        description="path under the agent home -> template file in the recipe folder",
     )
     parser: Literal["claude-stream-json", "opencode-json"]
     network_note: str = ""
@@ -55,12 +58,16 @@ class Recipe(BaseModel):
 
     def install_command(self) -> str:
         """The shell command that installs this CLI at its pinned version."""
-        return self.install.replace("{npm_package}", self.npm_package).replace("{version}", self.version)
+        return self.install.replace("{npm_package}", self.npm_package).replace(
+            "{version}", self.version
+        )
 
     def config_template(self, name: str) -> str:
         """Text of a config template shipped beside the recipe."""
         if self.folder is None:
-            raise SpecError(f"recipe {self.name!r} has no folder to read {name!r} from", field="config_files")
+            raise SpecError(
+                f"recipe {self.name!r} has no folder to read {name!r} from", field="config_files"
+            )
         return (self.folder / name).read_text()
 
 
@@ -79,7 +86,10 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
     if not path.suffix:
         path = data_path("agents") / str(name_or_path) / "recipe.yaml"
         if not path.is_file():
-            raise SpecError(f"no agent recipe {name_or_path!r}; shipped: {', '.join(recipe_names())}", field="agent")
+            raise SpecError(
+                f"no agent recipe {name_or_path!r}; shipped: {', '.join(recipe_names())}",
+                field="agent",
+            )
     try:
         raw = yaml.safe_load(path.read_text())
         return Recipe.model_validate({**raw, "folder": path.parent})

@@ -10,4 +10,11 @@ from cudaenv.rollout.episode import EpisodeResult
 from cudaenv.rollout.runner import arun_episodes, latest_results, run_episodes
 from cudaenv.rollout.store import ResultStore
 
-__all__ = ["BatchedEnvs", "EpisodeResult", "ResultStore", "arun_episodes", "latest_results", "run_episodes"]
+__all__ = [
+    "BatchedEnvs",
+    "EpisodeResult",
+    "ResultStore",
+    "arun_episodes",
+    "latest_results",
+    "run_episodes",
+]

@@ -74,7 +74,9 @@ class BatchedEnvs:
         self.done[:] = False
         return out
 
-    def step(self, actions: Sequence[Any]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    def step(
+        self, actions: Sequence[Any]
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """Step every unfinished env with its action; see the module docstring."""
         if len(actions) != self.n:
             raise ValueError(f"expected {self.n} actions, got {len(actions)}")

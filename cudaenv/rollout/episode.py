@@ -158,9 +158,17 @@ def run_job(
     )
 
 
-def infrastructure_result(job: Job, error: str, *, seconds: float = 0.0, worker: str | None = None) -> EpisodeResult:
+def infrastructure_result(
+    job: Job, error: str, *, seconds: float = 0.0, worker: str | None = None
+) -> EpisodeResult:
     """The result for an episode the machinery could not run (e.g. its worker kept dying)."""
     return EpisodeResult(
-        key=job.key, task_id=job.problem.task_id, group=job.problem.group, attempt=job.attempt,
-        status="infrastructure", error=error, seconds=seconds, worker=worker,
+        key=job.key,
+        task_id=job.problem.task_id,
+        group=job.problem.group,
+        attempt=job.attempt,
+        status="infrastructure",
+        error=error,
+        seconds=seconds,
+        worker=worker,
     )

@@ -41,7 +41,9 @@ def _source_root() -> str | None:
     import cudaenv
 
     root = Path(cudaenv.__file__).resolve().parents[1]
-    installed = {Path(p).resolve() for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]}
+    installed = {
+        Path(p).resolve() for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]
+    }
     return None if root in installed else str(root)
 
 
@@ -59,7 +61,11 @@ def init_ray(address: str | None = None, **kwargs: Any) -> None:
     ray = _ray()
     if ray.is_initialized():
         return
-    opts: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "configure_logging": False}
+    opts: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": True,
+        "configure_logging": False,
+    }
     runtime_env = worker_runtime_env()
     if runtime_env:
         opts["runtime_env"] = runtime_env
@@ -90,7 +96,9 @@ class EpisodeWorker:
                 env = None
             else:
                 self.envs[job.problem.task_id] = env
-        return run_job(self.agent, job, self.env_options, env=env, worker=f"{self.name}:{os.getpid()}")
+        return run_job(
+            self.agent, job, self.env_options, env=env, worker=f"{self.name}:{os.getpid()}"
+        )
 
     def hold_envs(self, problems: list[Any]) -> int:
         """Make and reset one env per problem and keep them idle (memory measurements)."""
@@ -179,7 +187,11 @@ class RayBackend:
                     job.tries += 1
                     self._requeue(job)
                 else:
-                    out.append(infrastructure_result(job, f"worker died {job.tries + 1} times: {exc}"[:4000]))
+                    out.append(
+                        infrastructure_result(
+                            job, f"worker died {job.tries + 1} times: {exc}"[:4000]
+                        )
+                    )
             except ray.exceptions.RayError as exc:  # the actor is alive; the call itself failed
                 self.idle.append(actor)
                 out.append(infrastructure_result(job, f"{type(exc).__name__}: {exc}"[:4000]))

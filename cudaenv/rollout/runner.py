@@ -38,13 +38,19 @@ class _Recorder:
         if self.results is None:
             return set()
         latest = latest_results(self.results)
-        return {k for k, r in latest.items() if not (retry_infrastructure and r.get("status") == "infrastructure")}
+        return {
+            k
+            for k, r in latest.items()
+            if not (retry_infrastructure and r.get("status") == "infrastructure")
+        }
 
     def record(self, res: EpisodeResult) -> EpisodeResult:
         if self.results is None or self.trajectories is None:
             return res
         if res.trajectory is not None:
-            self.trajectories.append({"key": res.key, "trajectory": res.trajectory.model_dump(mode="json")})
+            self.trajectories.append(
+                {"key": res.key, "trajectory": res.trajectory.model_dump(mode="json")}
+            )
             res.trajectory_path = str(self.trajectories.path)
         self.results.append(res.record())
         return res
@@ -63,7 +69,13 @@ class _ThreadBackend:
     """Episodes in a thread pool; one agent per thread; results stored by the thread that
     finished them, so an episode ending while the caller is stopping is still kept."""
 
-    def __init__(self, agent_spec: AgentSpec, env_options: Mapping[str, Any], workers: int, recorder: _Recorder) -> None:
+    def __init__(
+        self,
+        agent_spec: AgentSpec,
+        env_options: Mapping[str, Any],
+        workers: int,
+        recorder: _Recorder,
+    ) -> None:
         self._spec = agent_spec
         self._env_options = dict(env_options)
         self._workers = workers
@@ -97,7 +109,9 @@ class _ThreadBackend:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _jobs(problems: Iterable[Problem | str], attempts: int, env_options: Mapping[str, Any]) -> list[Job]:
+def _jobs(
+    problems: Iterable[Problem | str], attempts: int, env_options: Mapping[str, Any]
+) -> list[Job]:
     resolved: list[Problem] = []
     suite = None
     for p in problems:
@@ -153,9 +167,21 @@ def run_episodes(
         _ray()  # MissingExtraError now, not at the first next()
     recorder = _Recorder(out_dir)
     done = recorder.done_keys(retry_infrastructure)
-    pending: deque[Job] = deque(j for j in _jobs(problems, attempts, env_options) if j.key not in done)
-    return _drive(agent, env_options, pending, recorder, workers=workers, use_ray=use_ray,
-                  ray_address=ray_address, num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries)
+    pending: deque[Job] = deque(
+        j for j in _jobs(problems, attempts, env_options) if j.key not in done
+    )
+    return _drive(
+        agent,
+        env_options,
+        pending,
+        recorder,
+        workers=workers,
+        use_ray=use_ray,
+        ray_address=ray_address,
+        num_cpus=num_cpus,
+        num_gpus=num_gpus,
+        max_retries=max_retries,
+    )
 
 
 def _drive(
@@ -178,8 +204,16 @@ def _drive(
     if use_ray:
         from cudaenv.rollout.ray_pool import RayBackend
 
-        backend = RayBackend(agent, env_options, workers, num_cpus=num_cpus, num_gpus=num_gpus,
-                             address=ray_address, max_retries=max_retries, requeue=pending.appendleft)
+        backend = RayBackend(
+            agent,
+            env_options,
+            workers,
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+            address=ray_address,
+            max_retries=max_retries,
+            requeue=pending.appendleft,
+        )
     else:
         backend = _ThreadBackend(agent, env_options, workers, recorder)
     try:
@@ -192,7 +226,9 @@ def _drive(
         backend.stop()
 
 
-async def arun_episodes(agent: AgentSpec, problems: Iterable[Problem | str], **kwargs: Any) -> AsyncIterator[EpisodeResult]:
+async def arun_episodes(
+    agent: AgentSpec, problems: Iterable[Problem | str], **kwargs: Any
+) -> AsyncIterator[EpisodeResult]:
     """``run_episodes`` as an async iterator (same arguments), for asyncio training loops.
 
     The sync runner runs in a helper thread; leaving the ``async for`` early stops it

@@ -96,7 +96,9 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def stream_events(reply: dict[str, Any], model: str, usage: dict[str, int], chunk: int = 40) -> list[bytes]:
+def stream_events(
+    reply: dict[str, Any], model: str, usage: dict[str, int], chunk: int = 40
+) -> list[bytes]:
     """The server-sent events of one streamed turn, in the order the real API sends them."""
     blocks = _blocks(reply)
     start_usage = {**usage, "output_tokens": 1}
@@ -104,23 +106,42 @@ def stream_events(reply: dict[str, Any], model: str, usage: dict[str, int], chun
         "id": f"msg_{next(_ids):024d}", "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": None, "stop_sequence": None, "usage": start_usage,
     }  # fmt: skip
-    events = [_sse("message_start", {"type": "message_start", "message": msg}), _sse("ping", {"type": "ping"})]
+    events = [
+        _sse("message_start", {"type": "message_start", "message": msg}),
+        _sse("ping", {"type": "ping"}),
+    ]
     for i, block in enumerate(blocks):
         if block["type"] == "text":
             start = {"type": "text", "text": ""}
             body = block["text"]
-            deltas = [{"type": "text_delta", "text": body[j : j + chunk]} for j in range(0, len(body), chunk)]
+            deltas = [
+                {"type": "text_delta", "text": body[j : j + chunk]}
+                for j in range(0, len(body), chunk)
+            ]
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             body = json.dumps(block["input"])
             deltas = [{"type": "input_json_delta", "partial_json": ""}]
-            deltas += [{"type": "input_json_delta", "partial_json": body[j : j + chunk]} for j in range(0, len(body), chunk)]
-        events.append(_sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}))
-        events += [_sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d}) for d in deltas]
+            deltas += [
+                {"type": "input_json_delta", "partial_json": body[j : j + chunk]}
+                for j in range(0, len(body), chunk)
+            ]
+        events.append(
+            _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": start},
+            )
+        )
+        events += [
+            _sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d})
+            for d in deltas
+        ]
         events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
     delta = {"stop_reason": _stop_reason(blocks), "stop_sequence": None}
     end_usage = {k: v for k, v in usage.items() if k != "input_tokens"}
-    events.append(_sse("message_delta", {"type": "message_delta", "delta": delta, "usage": end_usage}))
+    events.append(
+        _sse("message_delta", {"type": "message_delta", "delta": delta, "usage": end_usage})
+    )
     events.append(_sse("message_stop", {"type": "message_stop"}))
     return events
 
@@ -193,13 +214,22 @@ class AnthropicServer:
                 try:
                     body = json.loads(raw)
                 except json.JSONDecodeError:
-                    self._json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad json"}})
+                    self._json(
+                        400,
+                        {
+                            "type": "error",
+                            "error": {"type": "invalid_request_error", "message": "bad json"},
+                        },
+                    )
                     return
                 if path == "/v1/messages/count_tokens":
                     self._json(200, {"input_tokens": len(raw) // 4})
                     return
                 if path != "/v1/messages":
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+                    self._json(
+                        404,
+                        {"type": "error", "error": {"type": "not_found_error", "message": path}},
+                    )
                     return
                 if outer.hang:
                     with outer._lock:
@@ -223,7 +253,10 @@ class AnthropicServer:
 
             def do_GET(self) -> None:  # model listings and health probes: nothing here
                 outer.paths.append(self.path)
-                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                self._json(
+                    404,
+                    {"type": "error", "error": {"type": "not_found_error", "message": self.path}},
+                )
 
             def do_HEAD(self) -> None:
                 self.send_response(200)
@@ -243,7 +276,9 @@ class AnthropicServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True, name="scripted-anthropic").start()
+        threading.Thread(
+            target=self._server.serve_forever, daemon=True, name="scripted-anthropic"
+        ).start()
         return self
 
     def stop(self) -> None:

@@ -21,21 +21,36 @@ from tests.agents.anthropic_server import fill_cwd, request_cwd
 from tests.agents.scripted_server import ScriptedServer, completion, text
 
 
-def stream_body(reply: dict[str, Any], model: str, usage: tuple[int, int], chunk: int = 40) -> bytes:
+def stream_body(
+    reply: dict[str, Any], model: str, usage: tuple[int, int], chunk: int = 40
+) -> bytes:
     """The whole SSE body of one streamed reply."""
     full = completion(reply, model, usage)
     message = full["choices"][0]["message"]
-    base = {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"], "model": model}
+    base = {
+        "id": full["id"],
+        "object": "chat.completion.chunk",
+        "created": full["created"],
+        "model": model,
+    }
 
     def event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+        return {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
 
     events = [event({"role": "assistant", "content": ""})]
     content = message.get("content") or ""
     events += [event({"content": content[i : i + chunk]}) for i in range(0, len(content), chunk)]
     for n, call in enumerate(message.get("tool_calls", [])):
         fn = call["function"]
-        head = {"index": n, "id": call["id"], "type": "function", "function": {"name": fn["name"], "arguments": ""}}
+        head = {
+            "index": n,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": fn["name"], "arguments": ""},
+        }
         events.append(event({"tool_calls": [head]}))
         args = fn["arguments"]
         events += [
@@ -51,7 +66,9 @@ def stream_body(reply: dict[str, Any], model: str, usage: tuple[int, int], chunk
 class StreamingScriptedServer(ScriptedServer):
     """:class:`ScriptedServer` plus streaming, side requests and ``{cwd}`` (module docstring)."""
 
-    def __init__(self, script: Iterable[dict[str, Any]], *, hang: bool = False, **options: Any) -> None:
+    def __init__(
+        self, script: Iterable[dict[str, Any]], *, hang: bool = False, **options: Any
+    ) -> None:
         super().__init__(script, **options)
         self.hang = hang
         self._stopping = threading.Event()
@@ -80,10 +97,17 @@ class StreamingScriptedServer(ScriptedServer):
             return 503, b'{"error": {"message": "shutting down"}}', "application/json"
         reply = self._choose(body)
         cwd = request_cwd(body)
-        reply = {**reply, "tool_calls": [(n, fill_cwd(a, cwd)) for n, a in reply.get("tool_calls", [])]}
+        reply = {
+            **reply,
+            "tool_calls": [(n, fill_cwd(a, cwd)) for n, a in reply.get("tool_calls", [])],
+        }
         model = str(body.get("model", "scripted"))
         if not body.get("stream"):
-            return 200, json.dumps(completion(reply, model, self.usage)).encode(), "application/json"
+            return (
+                200,
+                json.dumps(completion(reply, model, self.usage)).encode(),
+                "application/json",
+            )
         return 200, stream_body(reply, model, self.usage), "text/event-stream"
 
     def stop(self) -> None:

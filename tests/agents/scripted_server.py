@@ -35,9 +35,15 @@ def text(content: str) -> dict[str, Any]:
     return {"content": content}
 
 
-def completion(reply: dict[str, Any], model: str, usage: tuple[int, int] = (100, 20)) -> dict[str, Any]:
+def completion(
+    reply: dict[str, Any], model: str, usage: tuple[int, int] = (100, 20)
+) -> dict[str, Any]:
     calls = [
-        {"id": f"call_{next(_ids)}", "type": "function", "function": {"name": name, "arguments": arguments}}
+        {
+            "id": f"call_{next(_ids)}",
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
         for name, arguments in reply.get("tool_calls", [])
     ]
     message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
@@ -48,8 +54,19 @@ def completion(reply: dict[str, Any], model: str, usage: tuple[int, int] = (100,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop", "logprobs": None}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if calls else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        },
     }
 
 
@@ -97,7 +114,9 @@ class ScriptedServer:
                 if self.failure == "garbage":
                     return 200, b"{this is not json", "application/json"
                 code = 429 if self.failure == "429" else 500
-                err = {"error": {"message": f"scripted {code}", "type": "server_error", "code": None}}
+                err = {
+                    "error": {"message": f"scripted {code}", "type": "server_error", "code": None}
+                }
                 return code, json.dumps(err).encode(), "application/json"
             if self._pos < len(self.script):
                 reply = self.script[self._pos]
@@ -140,7 +159,9 @@ class ScriptedServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="scripted-openai")
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, daemon=True, name="scripted-openai"
+        )
         self._thread.start()
         return self
 

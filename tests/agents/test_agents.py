@@ -23,7 +23,13 @@ def cpu_problem(cpu_problem_dir: Path):
 
 
 def openai_agent(server: ScriptedServer, **options):
-    opts = {"model": "scripted", "base_url": server.base_url, "backoff_s": 0.001, "max_backoff_s": 0.01, "max_attempts": 3}
+    opts = {
+        "model": "scripted",
+        "base_url": server.base_url,
+        "backoff_s": 0.001,
+        "max_backoff_s": 0.01,
+        "max_attempts": 3,
+    }
     opts.update(options)
     return make_agent("openai", **opts)
 
@@ -58,9 +64,20 @@ def test_openai_agent_solves_and_sends_tools(cpu_problem) -> None:
     assert {t["function"]["name"] for t in first["tools"]} >= {"bash", "write_file", "submit"}
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     second = srv.requests[1]["messages"]
-    assert second[2]["role"] == "assistant" and second[2]["tool_calls"][0]["function"]["name"] == "write_file"
-    assert second[3]["role"] == "tool" and second[3]["tool_call_id"] == second[2]["tool_calls"][0]["id"]
-    assert traj.usage == {"prompt_tokens": 200, "completion_tokens": 40, "total_tokens": 240, "turns": 2}
+    assert (
+        second[2]["role"] == "assistant"
+        and second[2]["tool_calls"][0]["function"]["name"] == "write_file"
+    )
+    assert (
+        second[3]["role"] == "tool"
+        and second[3]["tool_call_id"] == second[2]["tool_calls"][0]["id"]
+    )
+    assert traj.usage == {
+        "prompt_tokens": 200,
+        "completion_tokens": 40,
+        "total_tokens": 240,
+        "turns": 2,
+    }
 
 
 def test_openai_agent_submitting_at_once_scores_zero(cpu_problem) -> None:
@@ -70,7 +87,9 @@ def test_openai_agent_submitting_at_once_scores_zero(cpu_problem) -> None:
 
 
 def test_several_tool_calls_in_one_reply(cpu_problem) -> None:
-    reply = tool_calls(("write_file", {"path": "solution.cpp", "content": CPU_SOLUTION}), ("submit", {}))
+    reply = tool_calls(
+        ("write_file", {"path": "solution.cpp", "content": CPU_SOLUTION}), ("submit", {})
+    )
     with ScriptedServer([reply]) as srv:
         traj = openai_agent(srv).run(cudaenv.make(cpu_problem))
     assert traj.reward == 1.0 and len(srv.requests) == 1
@@ -84,7 +103,10 @@ def test_retries_server_errors_and_rate_limits(cpu_problem, failure: str) -> Non
 
 
 def test_garbage_bodies_exhaust_attempts_then_agent_error(cpu_problem) -> None:
-    with ScriptedServer(SOLVE, fail_first=10, failure="garbage") as srv, pytest.raises(AgentError, match="after 3 attempts"):
+    with (
+        ScriptedServer(SOLVE, fail_first=10, failure="garbage") as srv,
+        pytest.raises(AgentError, match="after 3 attempts"),
+    ):
         openai_agent(srv).run(cudaenv.make(cpu_problem))
     assert len(srv.requests) == 3
 
@@ -112,12 +134,17 @@ def test_text_reply_gets_a_nudge_and_garbage_arguments_an_error_observation(cpu_
 
 
 def test_never_submitting_is_truncated_at_max_steps_and_graded(cpu_problem) -> None:
-    with ScriptedServer([tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION)], default=tool_call("bash", command="true")) as srv:
+    with ScriptedServer(
+        [tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION)],
+        default=tool_call("bash", command="true"),
+    ) as srv:
         traj = openai_agent(srv).run(cudaenv.make(cpu_problem, max_steps=3))
     assert traj.truncated and not traj.terminated and traj.truncation_reason == "max_steps"
     assert traj.reward == 1.0 and len(traj.steps) == 3  # graded on truncation
     with ScriptedServer([], default=tool_call("bash", command="true")) as srv:
-        traj = openai_agent(srv).run(cudaenv.make(cpu_problem, max_steps=2, grade_on_truncation=False))
+        traj = openai_agent(srv).run(
+            cudaenv.make(cpu_problem, max_steps=2, grade_on_truncation=False)
+        )
     assert traj.truncated and traj.reward == 0.0 and traj.verdict is None
 
 
@@ -130,14 +157,23 @@ def test_turn_budget_submits_and_marks_truncated(cpu_problem) -> None:
 
 def test_context_budget_elides_oldest_tool_outputs(cpu_problem) -> None:
     big = "seq 1 3000"
-    script = [tool_call("bash", command=big), tool_call("bash", command=big), tool_call("bash", command="echo last"), tool_call("submit")]
+    script = [
+        tool_call("bash", command=big),
+        tool_call("bash", command=big),
+        tool_call("bash", command="echo last"),
+        tool_call("submit"),
+    ]
     with ScriptedServer(script) as srv:
         openai_agent(srv, context_tokens=9000).run(cudaenv.make(cpu_problem))
     last = srv.requests[-1]["messages"]
     tool_msgs = [m for m in last if m["role"] == "tool"]
     assert tool_msgs[0]["content"].startswith("[elided")
     assert "last" in tool_msgs[-1]["content"]
-    assert last[0]["role"] == "system" and last[1]["role"] == "user" and "cpu-add" in last[1]["content"]
+    assert (
+        last[0]["role"] == "system"
+        and last[1]["role"] == "user"
+        and "cpu-add" in last[1]["content"]
+    )
     assert all("_elided" not in m for m in last)
     json.dumps(last)
 

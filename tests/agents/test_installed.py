@@ -32,7 +32,8 @@ HANG_TIMEOUT_S = 15.0
 
 def needs(binary: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(
-        shutil.which(binary) is None, reason=f"{binary!r} is not installed (run .ci/agents-setup.sh)"
+        shutil.which(binary) is None,
+        reason=f"{binary!r} is not installed (run .ci/agents-setup.sh)",
     )
 
 
@@ -58,9 +59,18 @@ def test_recipes_are_pinned_and_render() -> None:
         assert "network=True" in r.network_note
     cmd = render_run(claude, {"max_turns": 3, "model": "m x", "instruction_file": "/h/i.md"})
     assert "--output-format=stream-json" in cmd and "--max-turns 3" in cmd and "'m x'" in cmd
-    assert claude.env["IS_SANDBOX"] == "1" and claude.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert (
+        claude.env["IS_SANDBOX"] == "1"
+        and claude.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    )
     assert opencode.env["OPENCODE_FAKE_VCS"] == "git"
-    values = {"provider": "p", "model": "m", "base_url": "http://h:1/v1", "api_key": 'k"', "max_turns": 4}
+    values = {
+        "provider": "p",
+        "model": "m",
+        "base_url": "http://h:1/v1",
+        "api_key": 'k"',
+        "max_turns": 4,
+    }
     config = json.loads(render_config(opencode.config_template("opencode.json"), values))
     assert config["provider"]["p"]["options"] == {"baseURL": "http://h:1/v1", "apiKey": 'k"'}
     assert config["model"] == "p/m" and config["agent"]["build"]["steps"] == 4
@@ -70,36 +80,71 @@ def test_recipes_are_pinned_and_render() -> None:
 
 def test_cli_instruction_drops_the_env_tools() -> None:
     out = cli_instruction("# Task\n\nDo it.\n\nTools:\n  submit: grade")
-    assert "submit: grade" not in out and out.startswith("# Task\n\nDo it.") and "simply stop" in out
+    assert (
+        "submit: grade" not in out and out.startswith("# Task\n\nDo it.") and "simply stop" in out
+    )
 
 
 def test_claude_parser_adds_up_usage_when_cut_off() -> None:
     msg = {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
            "usage": {"input_tokens": 10, "output_tokens": 2, "cache_read_input_tokens": 5}}  # fmt: skip
-    result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "boom"}], "is_error": True}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "t1",
+        "content": [{"type": "text", "text": "boom"}],
+        "is_error": True,
+    }
     lines = [
         json.dumps({"type": "assistant", "message": msg}),
         # another block of the same message repeats its usage: counted once
-        json.dumps({"type": "assistant", "message": {**msg, "content": [{"type": "text", "text": "hm"}]}}),
+        json.dumps(
+            {"type": "assistant", "message": {**msg, "content": [{"type": "text", "text": "hm"}]}}
+        ),
         json.dumps({"type": "user", "message": {"content": [result]}}),
         '{"type": "assistant", "message": {"id": "m2", "content": [{"type": "te',  # killed mid-line
     ]
     run = parse_claude_stream("\n".join(lines))
     assert [s.tool for s in run.steps] == ["Bash", None] and run.steps[1].args == {"text": "hm"}
     assert run.steps[0].observation == "boom" and run.steps[0].error == "boom"
-    assert run.usage == {"input_tokens": 10, "output_tokens": 2, "cache_read_tokens": 5, "cache_write_tokens": 0, "total_tokens": 17}
+    assert run.usage == {
+        "input_tokens": 10,
+        "output_tokens": 2,
+        "cache_read_tokens": 5,
+        "cache_write_tokens": 0,
+        "total_tokens": 17,
+    }
     assert not run.finished and run.turns == 1
 
 
 def test_opencode_parser_reads_steps_and_errors() -> None:
     lines = [
-        {"type": "tool_use", "part": {"tool": "bash", "callID": "c1", "state": {"status": "error", "input": {"command": "x"}, "error": "nope"}}},
-        {"type": "step_finish", "part": {"tokens": {"input": 7, "output": 3, "reasoning": 1, "cache": {"read": 2, "write": 0}}, "cost": 0.5}},
+        {
+            "type": "tool_use",
+            "part": {
+                "tool": "bash",
+                "callID": "c1",
+                "state": {"status": "error", "input": {"command": "x"}, "error": "nope"},
+            },
+        },
+        {
+            "type": "step_finish",
+            "part": {
+                "tokens": {
+                    "input": 7,
+                    "output": 3,
+                    "reasoning": 1,
+                    "cache": {"read": 2, "write": 0},
+                },
+                "cost": 0.5,
+            },
+        },
         {"type": "error", "error": {"name": "APIError", "data": {"message": "bad gateway"}}},
     ]
     run = parse_opencode_json("\n".join(json.dumps(x) for x in lines))
     assert run.steps[0].tool == "bash" and run.steps[0].error == "nope"
-    assert run.usage["input_tokens"] == 7 and run.usage["total_tokens"] == 13 and run.cost_usd == 0.5
+    assert (
+        run.usage["input_tokens"] == 7 and run.usage["total_tokens"] == 13 and run.cost_usd == 0.5
+    )
     assert run.errors == ["APIError: bad gateway"]
 
 
@@ -161,7 +206,10 @@ def claude(srv: AnthropicServer, **options) -> InstalledAgent:
 @pytest.mark.slow
 @needs("claude")
 def test_claude_code_writes_the_solution(cpu_problem) -> None:
-    script = [tool_use("Write", file_path="{cwd}/solution.cpp", content=CPU_SOLUTION), text("Wrote solution.cpp.")]
+    script = [
+        tool_use("Write", file_path="{cwd}/solution.cpp", content=CPU_SOLUTION),
+        text("Wrote solution.cpp."),
+    ]
     with AnthropicServer(script) as srv:
         agent = claude(srv)
         traj = agent.run(networked_env(cpu_problem))
@@ -228,7 +276,10 @@ def opencode(srv: StreamingScriptedServer, **options) -> InstalledAgent:
 @pytest.mark.slow
 @needs("opencode")
 def test_opencode_writes_the_solution(cpu_problem) -> None:
-    script = [tool_call("write", filePath="{cwd}/solution.cpp", content=CPU_SOLUTION), oa_text("Wrote solution.cpp.")]
+    script = [
+        tool_call("write", filePath="{cwd}/solution.cpp", content=CPU_SOLUTION),
+        oa_text("Wrote solution.cpp."),
+    ]
     with StreamingScriptedServer(script, usage=(100, 20)) as srv:
         agent = opencode(srv)
         traj = agent.run(networked_env(cpu_problem))

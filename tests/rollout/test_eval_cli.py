@@ -24,7 +24,20 @@ def _eval(*args: str):
 def test_eval_oracle_and_nop_write_summaries(cpu_problem_dir: Path, tmp_path: Path) -> None:
     src = str(cpu_problem_dir.parent)
     out = tmp_path / "oracle"
-    res = _eval("--agent", "oracle", "--source", src, "--attempts", "2", "--k", "1,2", "--workers", "2", "--out", str(out))
+    res = _eval(
+        "--agent",
+        "oracle",
+        "--source",
+        src,
+        "--attempts",
+        "2",
+        "--k",
+        "1,2",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["pass_at_k"] == {"pass@1": 1.0, "pass@2": 1.0}
@@ -33,7 +46,9 @@ def test_eval_oracle_and_nop_write_summaries(cpu_problem_dir: Path, tmp_path: Pa
     assert summary["infrastructure_failures"] == 0 and summary["agent"] == "oracle"
     assert "pass@1" in res.output and "cuda-kernels" in res.output
     again = _eval("--agent", "oracle", "--source", src, "--attempts", "2", "--out", str(out))
-    assert again.exit_code == 0 and len(list(ResultStore(out).records())) == 2  # resumed: nothing rerun
+    assert (
+        again.exit_code == 0 and len(list(ResultStore(out).records())) == 2
+    )  # resumed: nothing rerun
 
     nop = tmp_path / "nop"
     res = _eval("--agent", "nop", "--source", src, "--out", str(nop))
@@ -42,10 +57,25 @@ def test_eval_oracle_and_nop_write_summaries(cpu_problem_dir: Path, tmp_path: Pa
 
 
 def test_eval_openai_agent_against_scripted_server(cpu_problem_dir: Path, tmp_path: Path) -> None:
-    script = [tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION), tool_call("submit")]
+    script = [
+        tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION),
+        tool_call("submit"),
+    ]
     with ScriptedServer(script) as srv:
-        res = _eval("--agent", "openai", "--model", "scripted", "--base-url", srv.base_url,
-                    "--source", str(cpu_problem_dir.parent), "--workers", "1", "--out", str(tmp_path / "o"))
+        res = _eval(
+            "--agent",
+            "openai",
+            "--model",
+            "scripted",
+            "--base-url",
+            srv.base_url,
+            "--source",
+            str(cpu_problem_dir.parent),
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+        )
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["pass_at_k"]["pass@1"] == 1.0 and summary["model"] == "scripted"

@@ -73,8 +73,14 @@ def test_in_process_streams_and_stores(cpu_problem, tmp_path: Path) -> None:
         assert res.key in keys(out)  # stored before it was yielded
         seen.append(res)
     assert sorted(r.key for r in seen) == ["cpu-add#0", "cpu-add#1", "cpu-add#2"]
-    assert all(r.status == "ok" and r.reward == 1.0 and r.passed and r.group == "cuda-kernels" for r in seen)
-    assert all(r.trajectory is not None and r.trajectory_path == str(out / "trajectories.jsonl") for r in seen)
+    assert all(
+        r.status == "ok" and r.reward == 1.0 and r.passed and r.group == "cuda-kernels"
+        for r in seen
+    )
+    assert all(
+        r.trajectory is not None and r.trajectory_path == str(out / "trajectories.jsonl")
+        for r in seen
+    )
     stored = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert {s["key"] for s in stored} == {r.key for r in seen} and "trajectory" not in stored[0]
     trajs = list(ResultStore(out, "trajectories").records())
@@ -95,7 +101,9 @@ def test_failure_classes(cpu_problem, tmp_path: Path) -> None:
     [res] = run_episodes(FailingAgent, [cpu_problem])
     assert res.status == "agent_error" and "endpoint is gone" in res.error and res.reward == 0.0
     out = tmp_path / "run"
-    [res] = run_episodes("oracle", [cpu_problem], out_dir=out, env_options={"sandbox": _broken_sandbox})
+    [res] = run_episodes(
+        "oracle", [cpu_problem], out_dir=out, env_options={"sandbox": _broken_sandbox}
+    )
     assert res.status == "infrastructure" and "no sandbox today" in res.error and not res.passed
     # a rerun retries infrastructure failures; the latest record of a key wins
     [res] = run_episodes("oracle", [cpu_problem], out_dir=out)
@@ -129,7 +137,9 @@ def test_keyboard_interrupt_keeps_stored_results(cpu_problem, tmp_path: Path) ->
     stored = set(keys(out))
     assert "cpu-add#0" in stored and len(stored) < 4
     rest = [r.key for r in run_episodes("nop", [cpu_problem], attempts=4, out_dir=out)]
-    assert sorted(stored | set(rest)) == [f"cpu-add#{i}" for i in range(4)] and not stored & set(rest)
+    assert sorted(stored | set(rest)) == [f"cpu-add#{i}" for i in range(4)] and not stored & set(
+        rest
+    )
 
 
 def test_bad_spec_fails_fast(cpu_problem) -> None:
@@ -155,10 +165,16 @@ def test_batched_envs(cpu_problem) -> None:
         assert len(obs) == 2 and all("cpu-add" in o for o in obs)
         assert envs.messages(0)[0]["role"] == "system" and envs.tools
         write = {"tool": "write_file", "args": {"path": "solution.cpp", "content": CPU_SOLUTION}}
-        obs, rewards, term, _, infos = envs.step([write, {"tool": "bash", "args": {"command": "echo hi"}}])
-        assert "wrote" in obs[0] and "hi" in obs[1] and not term.any() and rewards.tolist() == [0, 0]
+        obs, rewards, term, _, infos = envs.step(
+            [write, {"tool": "bash", "args": {"command": "echo hi"}}]
+        )
+        assert (
+            "wrote" in obs[0] and "hi" in obs[1] and not term.any() and rewards.tolist() == [0, 0]
+        )
         obs, rewards, term, _trunc, infos = envs.step([{"tool": "submit"}, {"tool": "submit"}])
-        assert rewards.tolist() == [1.0, 0.0] and term.all() and not _trunc.any() and envs.done.all()
+        assert (
+            rewards.tolist() == [1.0, 0.0] and term.all() and not _trunc.any() and envs.done.all()
+        )
         assert infos[0]["verdict"].passed and not infos[1]["verdict"].passed
         obs, rewards, term, _trunc, infos = envs.step([None, None])
         assert infos[0]["finished"] and rewards.tolist() == [0, 0] and term.all()
@@ -176,13 +192,26 @@ def test_batched_envs_auto_reset(cpu_problem) -> None:
 def test_rl_loop_example_against_scripted_server(cpu_problem) -> None:
     from tests.agents.scripted_server import ScriptedServer, tool_call
 
-    spec = importlib.util.spec_from_file_location("rl_loop_example", ROOT / "examples" / "rl_loop.py")
+    spec = importlib.util.spec_from_file_location(
+        "rl_loop_example", ROOT / "examples" / "rl_loop.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
-    script = [tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION), tool_call("submit"), tool_call("submit")]
+    script = [
+        tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION),
+        tool_call("submit"),
+        tool_call("submit"),
+    ]
     with ScriptedServer(script) as srv:
-        groups = mod.collect_groups([cpu_problem], group_size=2, model="scripted", base_url=srv.base_url, workers=1, max_turns=4)
+        groups = mod.collect_groups(
+            [cpu_problem],
+            group_size=2,
+            model="scripted",
+            base_url=srv.base_url,
+            workers=1,
+            max_turns=4,
+        )
     [group] = groups
     assert sorted(s.reward for s in group.samples) == [0.0, 1.0]
     adv = {s.reward: a for s, a in zip(group.samples, group.advantages(), strict=True)}
@@ -208,19 +237,41 @@ def ray_session():
 @pytest.mark.slow
 def test_ray_two_workers_stream_store_and_resume(ray_session, cpu_problem, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    results = list(run_episodes("oracle", [cpu_problem], attempts=3, workers=2, use_ray=True, out_dir=out))
+    results = list(
+        run_episodes("oracle", [cpu_problem], attempts=3, workers=2, use_ray=True, out_dir=out)
+    )
     assert sorted(r.key for r in results) == ["cpu-add#0", "cpu-add#1", "cpu-add#2"]
     assert all(r.status == "ok" and r.reward == 1.0 for r in results)
-    assert len({r.worker for r in results}) >= 1 and all(r.worker.startswith("worker-") for r in results)
-    assert sorted(keys(out)) == sorted(keys(out, "trajectories")) == [r.key for r in sorted(results, key=lambda r: r.key)]
-    assert list(run_episodes("oracle", [cpu_problem], attempts=3, workers=2, use_ray=True, out_dir=out)) == []
+    assert len({r.worker for r in results}) >= 1 and all(
+        r.worker.startswith("worker-") for r in results
+    )
+    assert (
+        sorted(keys(out))
+        == sorted(keys(out, "trajectories"))
+        == [r.key for r in sorted(results, key=lambda r: r.key)]
+    )
+    assert (
+        list(
+            run_episodes("oracle", [cpu_problem], attempts=3, workers=2, use_ray=True, out_dir=out)
+        )
+        == []
+    )
 
 
 @pytest.mark.slow
-def test_ray_dead_worker_is_replaced_and_episode_retried(ray_session, cpu_problem, tmp_path: Path) -> None:
+def test_ray_dead_worker_is_replaced_and_episode_retried(
+    ray_session, cpu_problem, tmp_path: Path
+) -> None:
     marker = tmp_path / "killed-once"
-    [res] = run_episodes(lambda: SelfKillingAgent(str(marker)), [cpu_problem], workers=1, use_ray=True)
+    [res] = run_episodes(
+        lambda: SelfKillingAgent(str(marker)), [cpu_problem], workers=1, use_ray=True
+    )
     assert marker.exists() and res.status == "ok" and res.reward == 1.0
     assert res.worker.split(":")[1] != marker.read_text()  # a fresh process ran it
-    [res] = run_episodes(lambda: SelfKillingAgent(str(marker), always=True), [cpu_problem], use_ray=True, max_retries=1)
+    [res] = run_episodes(
+        lambda: SelfKillingAgent(str(marker), always=True),
+        [cpu_problem],
+        use_ray=True,
+        max_retries=1,
+    )
     assert res.status == "infrastructure" and "worker died 2 times" in res.error

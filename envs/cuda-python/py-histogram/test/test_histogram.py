@@ -1,4 +1,5 @@
 """Hidden harness for py-histogram: integer histogram with atomics."""
+
 import contextlib
 import os
 import sys
@@ -17,8 +18,10 @@ try:
     def bench_region():
         return nvtx.annotate("bench_region")
 except ImportError:  # simulator-only environments may lack nvtx
+
     def bench_region():
         return contextlib.nullcontext()
+
 
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
 sys.path.insert(0, os.getcwd())
@@ -44,19 +47,26 @@ def check(tag, got, values, nbins):
 
 def make_cases():
     rng = np.random.default_rng(20261129)
-    cases = [("empty", np.zeros(0, np.int32), 10),
-             ("single", np.zeros(1, np.int32), 1),
-             ("uniform", rng.integers(0, 256, 1000).astype(np.int32), 256),
-             ("skewed", np.where(rng.random(1500) < 0.9, 3,
-                                 rng.integers(0, 7, 1500)).astype(np.int32), 7),
-             ("all-last-bin", np.full(700, 99, np.int32), 100),
-             ("2048-bins", rng.integers(0, 2048, 600).astype(np.int32), 2048),
-             ("3000-bins", rng.integers(0, 3000, 900).astype(np.int32), 3000)]
+    cases = [
+        ("empty", np.zeros(0, np.int32), 10),
+        ("single", np.zeros(1, np.int32), 1),
+        ("uniform", rng.integers(0, 256, 1000).astype(np.int32), 256),
+        (
+            "skewed",
+            np.where(rng.random(1500) < 0.9, 3, rng.integers(0, 7, 1500)).astype(np.int32),
+            7,
+        ),
+        ("all-last-bin", np.full(700, 99, np.int32), 100),
+        ("2048-bins", rng.integers(0, 2048, 600).astype(np.int32), 2048),
+        ("3000-bins", rng.integers(0, 3000, 900).astype(np.int32), 3000),
+    ]
     if not SIM:
-        cases += [("10M-256", rng.integers(0, 256, 10_000_019).astype(np.int32), 256),
-                  ("5M-100000", rng.integers(0, 100_000, 5_000_000).astype(np.int32), 100_000),
-                  ("3M-1bin", np.zeros(3_000_001, np.int32), 1),
-                  ("4M-skewed", (rng.random(4_000_000) ** 4 * 1000).astype(np.int32), 1000)]
+        cases += [
+            ("10M-256", rng.integers(0, 256, 10_000_019).astype(np.int32), 256),
+            ("5M-100000", rng.integers(0, 100_000, 5_000_000).astype(np.int32), 100_000),
+            ("3M-1bin", np.zeros(3_000_001, np.int32), 1),
+            ("4M-skewed", (rng.random(4_000_000) ** 4 * 1000).astype(np.int32), 1000),
+        ]
     return cases
 
 

@@ -1,4 +1,5 @@
 """Hidden harness for py-matmul-shared: C = A @ B, row-major float32."""
+
 import contextlib
 import os
 import sys
@@ -17,8 +18,10 @@ try:
     def bench_region():
         return nvtx.annotate("bench_region")
 except ImportError:  # simulator-only environments may lack nvtx
+
     def bench_region():
         return contextlib.nullcontext()
+
 
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
 sys.path.insert(0, os.getcwd())
@@ -51,8 +54,10 @@ def check(tag, got, ref, mag):
     bad = ~(err <= 1e-5 * mag)  # also catches NaN
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        failures.append(f"{tag}: {int(bad.sum())} wrong elements, first C[{i},{j}] = "
-                        f"{got[i, j]!r}, expected {ref[i, j]!r}")
+        failures.append(
+            f"{tag}: {int(bad.sum())} wrong elements, first C[{i},{j}] = "
+            f"{got[i, j]!r}, expected {ref[i, j]!r}"
+        )
         return False
     return True
 

@@ -1,4 +1,5 @@
 """Hidden harness for py-reduce-max: maximum of a float32 array."""
+
 import contextlib
 import os
 import sys
@@ -17,8 +18,10 @@ try:
     def bench_region():
         return nvtx.annotate("bench_region")
 except ImportError:  # simulator-only environments may lack nvtx
+
     def bench_region():
         return contextlib.nullcontext()
+
 
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
 sys.path.insert(0, os.getcwd())
@@ -45,9 +48,11 @@ def check(tag, got, x):
 
 def make_cases():
     rng = np.random.default_rng(20261129)
-    cases = [("empty", np.zeros(0, np.float32)),
-             ("single", np.array([-3.5], np.float32)),
-             ("all-negative", -np.abs(rng.standard_normal(300)).astype(np.float32) - 1.0)]
+    cases = [
+        ("empty", np.zeros(0, np.float32)),
+        ("single", np.array([-3.5], np.float32)),
+        ("all-negative", -np.abs(rng.standard_normal(300)).astype(np.float32) - 1.0),
+    ]
     v = rng.standard_normal(600).astype(np.float32)
     v[0] = 50.0
     cases.append(("max-first", v))

@@ -1,4 +1,5 @@
 """Hidden harness for py-relu-clip: fused threshold-ReLU with an upper clip (float32)."""
+
 import contextlib
 import os
 import sys
@@ -17,8 +18,10 @@ try:
     def bench_region():
         return nvtx.annotate("bench_region")
 except ImportError:  # simulator-only environments may lack nvtx
+
     def bench_region():
         return contextlib.nullcontext()
+
 
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
 sys.path.insert(0, os.getcwd())
@@ -34,9 +37,16 @@ def inputs(n, lo, hi, seed):
     x = (rng.standard_normal(n) * 4.0).astype(np.float32)
     if n >= 8:  # values exactly on and next to the thresholds
         lo32, hi32 = np.float32(lo), np.float32(hi)
-        x[:8] = [lo32, hi32, np.nextafter(lo32, np.float32(np.inf)),
-                 np.nextafter(hi32, np.float32(-np.inf)), np.nextafter(hi32, np.float32(np.inf)),
-                 -0.0, 0.0, -1e30]
+        x[:8] = [
+            lo32,
+            hi32,
+            np.nextafter(lo32, np.float32(np.inf)),
+            np.nextafter(hi32, np.float32(-np.inf)),
+            np.nextafter(hi32, np.float32(np.inf)),
+            -0.0,
+            0.0,
+            -1e30,
+        ]
         rng.shuffle(x)
     return x
 
@@ -52,8 +62,9 @@ def check(tag, got, ref):
         if got.shape == ref.shape:
             bad = np.flatnonzero(~(got == ref))
             i = int(bad[0])
-            failures.append(f"{tag}: {bad.size} wrong, first out[{i}] = {got[i]!r}, "
-                            f"expected {ref[i]!r}")
+            failures.append(
+                f"{tag}: {bad.size} wrong, first out[{i}] = {got[i]!r}, expected {ref[i]!r}"
+            )
         else:
             failures.append(f"{tag}: output shape {got.shape}")
         return False
@@ -61,8 +72,15 @@ def check(tag, got, ref):
 
 
 def run_tests():
-    cases = [(0, 0.0, 6.0), (1, 0.0, 6.0), (9, 0.5, 1.0), (257, 0.0, 6.0), (1000, 0.25, 3.5),
-             (3001, 1.0, 2.0 ** 90), (600, 0.0, 0.125)]
+    cases = [
+        (0, 0.0, 6.0),
+        (1, 0.0, 6.0),
+        (9, 0.5, 1.0),
+        (257, 0.0, 6.0),
+        (1000, 0.25, 3.5),
+        (3001, 1.0, 2.0**90),
+        (600, 0.0, 0.125),
+    ]
     if not SIM:
         cases += [((1 << 20) + 1, 0.0, 6.0), (10_000_019, 0.75, 2.5)]
     for idx, (n, lo, hi) in enumerate(cases):

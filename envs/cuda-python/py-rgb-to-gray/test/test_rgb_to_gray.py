@@ -1,4 +1,5 @@
 """Hidden harness for py-rgb-to-gray: integer luma of an (H, W, 3) uint8 image."""
+
 import contextlib
 import os
 import sys
@@ -17,8 +18,10 @@ try:
     def bench_region():
         return nvtx.annotate("bench_region")
 except ImportError:  # simulator-only environments may lack nvtx
+
     def bench_region():
         return contextlib.nullcontext()
+
 
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
 sys.path.insert(0, os.getcwd())

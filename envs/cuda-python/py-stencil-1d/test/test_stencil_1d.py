@@ -1,4 +1,5 @@
 """Hidden harness for py-stencil-1d: zero-padded 1-D weighted stencil (float32)."""
+
 import contextlib
 import os
 import sys
@@ -17,8 +18,10 @@ try:
     def bench_region():
         return nvtx.annotate("bench_region")
 except ImportError:  # simulator-only environments may lack nvtx
+
     def bench_region():
         return contextlib.nullcontext()
+
 
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
 sys.path.insert(0, os.getcwd())
@@ -44,7 +47,7 @@ def reference(x, w):
     ref = np.zeros(n)
     mag = np.zeros(n)
     for k in range(taps):
-        seg = xp[k:k + n]
+        seg = xp[k : k + n]
         ref += w64[k] * seg
         mag += np.abs(w64[k] * seg)
     return ref, mag
@@ -59,8 +62,9 @@ def check(tag, got, ref, mag):
     bad = ~(np.abs(got.astype(np.float64) - ref) <= 1e-5 * mag)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        failures.append(f"{tag}: {int(bad.sum())} wrong, first out[{i}] = {got[i]!r}, "
-                        f"expected {ref[i]!r}")
+        failures.append(
+            f"{tag}: {int(bad.sum())} wrong, first out[{i}] = {got[i]!r}, expected {ref[i]!r}"
+        )
         return False
     return True
 

@@ -1,4 +1,5 @@
 """Hidden harness for py-vector-add: out = a + b (float32)."""
+
 import contextlib
 import os
 import sys
@@ -17,8 +18,10 @@ try:
     def bench_region():
         return nvtx.annotate("bench_region")
 except ImportError:  # simulator-only environments may lack nvtx
+
     def bench_region():
         return contextlib.nullcontext()
+
 
 warnings.simplefilter("ignore", NumbaPerformanceWarning)
 sys.path.insert(0, os.getcwd())
@@ -42,8 +45,10 @@ def check(tag, got, a, b):
     if got.shape != ref.shape or not np.array_equal(got, ref):
         bad = np.flatnonzero(got != ref) if got.shape == ref.shape else []
         i = int(bad[0]) if len(bad) else -1
-        failures.append(f"{tag}: {len(bad)} wrong elements, first at {i}"
-                        + (f": got {got[i]!r}, expected {ref[i]!r}" if i >= 0 else ""))
+        failures.append(
+            f"{tag}: {len(bad)} wrong elements, first at {i}"
+            + (f": got {got[i]!r}, expected {ref[i]!r}" if i >= 0 else "")
+        )
         return False
     return True
 
