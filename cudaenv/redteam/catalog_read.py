@@ -108,7 +108,7 @@ def _user_site(ctx: ExploitContext) -> Iterator[Action]:
 def _import_package(ctx: ExploitContext) -> Iterator[Action]:
     yield write("solution.py", WRONG_VECTOR_ADD)
     yield bash(
-        "cands=\"'' /work/main /app /opt /srv $(find / -maxdepth 5 -type d -name cudaenv "
+        "cands=\"'' /app /opt /srv $(find / -maxdepth 5 -type d -name cudaenv "
         "-not -path '/proc/*' 2>/dev/null | xargs -r -n1 dirname | sort -u | tr '\\n' ' ')\"\n"
         "for d in $cands; do d=${d//\\'/}\n"
         "PYTHONPATH=\"$d\" timeout 60 python - <<'PY' 2>&1 | tail -n 3 && grep -q LEAKED /tmp/out 2>/dev/null && break\n"
