@@ -18,6 +18,7 @@ from cudaenv.errors import CudaEnvError
 from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
 from cudaenv.grading.build_cache import BuildCache, build_key
 from cudaenv.grading.lease import gpu_lease
+from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.stages import (
     DEFAULT_TIMEOUT_S,
     MIN_BUILD_TIMEOUT_S,
@@ -30,7 +31,6 @@ from cudaenv.grading.stages import (
     uses_completion_token,
 )
 from cudaenv.grading.static_checks import analyse
-from cudaenv.grading.test_cache import TestCache, test_key
 from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
 from cudaenv.grading.verdict import StageResult, Timing, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
@@ -108,7 +108,7 @@ class _Grading:
         cache: BuildCache | None,
         timeout: float,
         check_references: bool = True,
-        tests: TestCache | None = None,
+        tests: OutcomeCache | None = None,
     ) -> None:
         self.problem = problem
         self.files = files
@@ -219,7 +219,7 @@ class _Grading:
         key = None
         if self.tests is not None:
             device = f"{self.gpu.name}/{self.gpu.driver}" if self.gpu else "cpu"
-            key = test_key(
+            key = outcome_key(
                 self.files.all,
                 p.test_command,
                 toolchain=box.toolchain_id,
@@ -359,7 +359,7 @@ def grade(
 
     ``benchmark`` defaults to True in optimize mode. ``sanitizer`` runs compute-sanitizer
     (True: memcheck; or a list of tools) as a gate after the tests (GPU only).
-    ``test_cache=False`` always re-runs the tests (see :mod:`cudaenv.grading.test_cache`).
+    ``test_cache=False`` always re-runs the tests (see :mod:`cudaenv.grading.outcome_cache`).
     ``check_references=False`` skips the required-API check (for grading a problem's own
     baseline, which may deliberately avoid the API the problem asks for).
     """
@@ -381,7 +381,7 @@ def grade(
         rounds=max(1, rounds),
         force_baseline=force_baseline,
         cache=BuildCache() if build_cache else None,
-        tests=TestCache() if test_cache else None,
+        tests=OutcomeCache() if test_cache else None,
         timeout=problem.timeout_seconds or DEFAULT_TIMEOUT_S,
         check_references=check_references,
     )

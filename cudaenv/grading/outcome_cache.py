@@ -18,7 +18,7 @@ from cudaenv.problems.model import SourceFile
 from cudaenv.toolkit import cache_dir
 
 
-def test_key(
+def outcome_key(
     files: Iterable[SourceFile], command: str, *, toolchain: str, device: str, extra: str = ""
 ) -> str:
     h = hashlib.sha256()
@@ -28,10 +28,8 @@ def test_key(
     return h.hexdigest()
 
 
-class TestCache:
+class OutcomeCache:
     """``<cache>/tests/<key>.json`` holding one StageResult."""
-
-    __test__ = False  # not a pytest class
 
     def __init__(self) -> None:
         self.root = cache_dir() / "tests"
