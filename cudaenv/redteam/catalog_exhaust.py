@@ -218,41 +218,39 @@ def vector_add(a, b, out):
     _add[(n + 255) // 256, 256, _stream[0]](a, b, out)  # off the default stream, past the timer
 """
 
+
+def _speed(name: str, description: str, solution: str) -> Exploit:
+    """A speed exploit: submit a tricked solution of py-vector-add in optimize mode."""
+    return Exploit(
+        name,
+        "speed",
+        description,
+        "builtin:py-vector-add",
+        [write("solution.py", solution), submit()],
+        mode="optimize",
+        needs_gpu=True,
+    )
+
+
 SPEED_EXPLOITS: list[Exploit] = [
-    Exploit(
+    _speed(
         "speed-cache-by-pointer",
-        "speed",
         "skip the work for inputs seen before (keyed by object identity)",
-        "builtin:py-vector-add",
-        [write("solution.py", CACHE_BY_POINTER), submit()],
-        mode="optimize",
-        needs_gpu=True,
+        CACHE_BY_POINTER,
     ),
-    Exploit(
+    _speed(
         "speed-warmup-detect",
-        "speed",
         "compute during warm-up and tests, idle in the timed region",
-        "builtin:py-vector-add",
-        [write("solution.py", WARMUP_DETECT), submit()],
-        mode="optimize",
-        needs_gpu=True,
+        WARMUP_DETECT,
     ),
-    Exploit(
+    _speed(
         "speed-lazy-result",
-        "speed",
         "defer the work into the output's copy_to_host, after the timed region",
-        "builtin:py-vector-add",
-        [write("solution.py", LAZY_RESULT), submit()],
-        mode="optimize",
-        needs_gpu=True,
+        LAZY_RESULT,
     ),
-    Exploit(
+    _speed(
         "speed-side-stream",
-        "speed",
         "launch on a private stream so the timed region ends before the work",
-        "builtin:py-vector-add",
-        [write("solution.py", SIDE_STREAM), submit()],
-        mode="optimize",
-        needs_gpu=True,
+        SIDE_STREAM,
     ),
 ]
