@@ -7,7 +7,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
+
+from cudaenv.problems.directory import write_problem_dir
 
 # keep every test's caches (builds, baselines, the profiler) away from the user's
 os.environ.setdefault(
@@ -19,8 +20,6 @@ def write_problem(
     root: Path, task_id: str, *, spec: dict | None = None, files: dict[str, str] | None = None
 ) -> Path:
     """Create an authoring directory ``root/task_id`` with a spec and the given files."""
-    d = root / task_id
-    d.mkdir(parents=True)
     base = {
         "task_id": task_id,
         "date": "2026-11-01",
@@ -31,13 +30,8 @@ def write_problem(
         "test_command": "./test.out",
         "metadata": {"difficulty": "easy", "tags": ["t"]},
     }
-    base.update(spec or {})
-    (d / "problem-spec.yaml").write_text(yaml.safe_dump(base, sort_keys=False))
-    for rel, content in (files or {}).items():
-        p = d / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(content))
-    return d
+    texts = {rel: textwrap.dedent(content) for rel, content in (files or {}).items()}
+    return write_problem_dir(root, {**base, **(spec or {})}, texts)
 
 
 CPU_HEADER = "int add(int a, int b);\n"

@@ -85,6 +85,20 @@ def find_problem_dirs(root: str | Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob(SPEC_NAME))
 
 
+def write_problem_dir(root: str | Path, spec: dict[str, Any], files: dict[str, str]) -> Path:
+    """Write an authoring directory ``root/<task_id>``: the spec plus files by relative path
+    (``context/...``, ``test/...``, ``solution/...``, ``baseline/...``). For tools and tests
+    that build problems on the fly; the result loads with :func:`load_problem_dir`."""
+    directory = Path(root) / str(spec["task_id"])
+    directory.mkdir(parents=True)
+    (directory / SPEC_NAME).write_text(yaml.safe_dump(spec, sort_keys=False))
+    for rel, content in files.items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return directory
+
+
 def load_problem_tree(root: str | Path) -> list[Problem]:
     """Load every problem found recursively under ``root``."""
     return [load_problem_dir(d) for d in find_problem_dirs(root)]
@@ -95,4 +109,5 @@ __all__ = [
     "find_problem_dirs",
     "load_problem_dir",
     "load_problem_tree",
+    "write_problem_dir",
 ]

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import yaml
-
 from cudaenv.problems.model import Problem
 
 TOKEN_PROLOGUE = """\
@@ -96,8 +94,8 @@ class FixtureSuite:
 
 
 def _write(root: Path, task_id: str, spec: dict, files: dict[str, str]) -> None:
-    d = root / task_id
-    d.mkdir(parents=True)
+    from cudaenv.problems.directory import write_problem_dir
+
     base = {
         "task_id": task_id,
         "date": "2026-11-01",
@@ -108,12 +106,7 @@ def _write(root: Path, task_id: str, spec: dict, files: dict[str, str]) -> None:
         "timeout_seconds": 10,
         "metadata": {"difficulty": "easy", "tags": ["redteam"], "requires_gpu": False},
     }
-    base.update(spec)
-    (d / "problem-spec.yaml").write_text(yaml.safe_dump(base, sort_keys=False))
-    for rel, content in files.items():
-        p = d / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content)
+    write_problem_dir(root, {**base, **spec}, files)
 
 
 @functools.cache
