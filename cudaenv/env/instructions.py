@@ -13,6 +13,15 @@ SYSTEM_PROMPT = (
 )
 
 
+GRADING_RULES = (
+    "Grading uses those files and the files they #include or import; other files you leave "
+    "are ignored, and the visible files and tests are restored to their originals. The "
+    "solution itself may not read the environment or files, start processes, use the "
+    "network, or exit the program early (flagged as tampering); Python solutions may import "
+    "only numerical modules (numpy, numba, math, ...)."
+)
+
+
 def solution_paths(problem: Problem) -> list[str]:
     sol = problem.solution or problem.baseline_solution
     return [f.path for f in sol.files] if sol else []
@@ -36,6 +45,7 @@ def instruction(
     paths = solution_paths(problem) if problem.reward_file is None else []
     if paths:
         parts.append(f"Write your solution in: {', '.join(paths)}")
+        parts.append(GRADING_RULES)
     parts.append(f"Build command: {problem.build_command or '(none)'}")
     if mode in ("optimize", "repair"):
         parts.append(f"Test command (hidden tests): {problem.test_command}")

@@ -127,6 +127,7 @@ class _Grading:
             task_id=problem.task_id,
             mode=mode,
             dropped_files=files.dropped,
+            unused_files=files.unused,
             gpu=self.gpu.name if self.gpu else None,
         )
         self.sandboxes: list[Sandbox] = []

@@ -55,6 +55,7 @@ class Verdict(BaseModel):
     solution_timing: Timing | None = None
     baseline_timing: Timing | None = None
     dropped_files: list[str] = Field(default_factory=list)
+    unused_files: list[str] = Field(default_factory=list)
     suspected_hack: list[str] = Field(default_factory=list)
     reason: str = ""
     failure: FailureKind | None = None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from cudaenv.errors import SpecError, UnsafePathError
+from cudaenv.grading.reach import reachable
 from cudaenv.problems.model import Problem, Solution, SourceFile
 
 MAX_SOLUTION_FILE_BYTES = 1 << 20
@@ -37,6 +38,7 @@ class GradingFiles:
     dropped: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)
+    unused: list[str] = field(default_factory=list)
 
     @property
     def all(self) -> list[SourceFile]:
@@ -171,10 +173,15 @@ def assemble(problem: Problem, files: SolutionInput) -> GradingFiles:
             continue
         seen.add(f.path)
         kept.append(f)
+    unused: list[str] = []
+    if problem.reward_file is None:  # repository/Harbor tasks may change any file
+        kept, unused = reachable(problem, kept, declared, inc_dirs)
+        seen = {f.path for f in kept}
     context = [f for f in problem.context_files if f.path not in seen]
     return GradingFiles(
         context=context,
         solution=kept,
+        unused=unused,
         tests=list(problem.test_files),
         dropped=sorted(set(dropped)),
         rejected=rejected,

@@ -210,3 +210,32 @@ def test_test_stage_cached_for_identical_inputs(problem) -> None:
     assert cudaenv.grade(problem, {"solution.cpp": wrong}).passed is False
     again = cudaenv.grade(problem, {"solution.cpp": wrong})
     assert again.passed is False and again.stages["test"].cached
+
+
+def test_scratch_files_are_left_out_but_included_helpers_are_graded(problem) -> None:
+    """Agents leave scratch files; only what the build can reach is graded (and checked)."""
+    files = {
+        "solution.cpp": '#include "add.h"\n#include "detail.h"\nint add(int a, int b) { return plus(a, b); }\n',
+        "detail.h": "static inline int plus(int a, int b) { return a + b; }\n",
+        "scratch/try.cpp": '#include <cstdlib>\nint main() { return getenv("X") != nullptr; }\n',
+        "notes.txt": "things I tried",
+    }
+    v = cudaenv.grade(problem, files)
+    assert v.passed is True, v.reason
+    assert v.unused_files == ["notes.txt", "scratch/try.cpp"]
+    assert not v.suspected_hack
+    broken_helper = {
+        **files,
+        "detail.h": "static inline int plus(int a, int b) { return a - b; }\n",
+    }
+    assert cudaenv.grade(problem, broken_helper).passed is False
+
+
+def test_python_scratch_module_not_graded_but_imported_module_is() -> None:
+    p = load_suite("builtin")["py-vector-add"]
+    ref = p.solution.files[0].content
+    v = cudaenv.grade(p, {"solution.py": ref, "explore.py": "import os\nprint(os.environ)\n"})
+    assert v.passed is True and v.unused_files == ["explore.py"]
+    sneaky = {"solution.py": "from helper import *\n", "helper.py": "import os\n" + ref}
+    v = cudaenv.grade(p, sneaky)
+    assert v.passed is False and any("os" in s for s in v.suspected_hack)

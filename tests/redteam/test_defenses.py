@@ -190,7 +190,8 @@ def test_workspace_drops_shadowing_and_result_files() -> None:
     }
     g = assemble(problem, files)
     assert sorted(g.dropped) == ["include/cstring", "include/helpers.h", "reward.json"]
-    assert [f.path for f in g.solution] == ["solution.cpp", "notes.md"]
+    assert [f.path for f in g.solution] == ["solution.cpp"]
+    assert g.unused == ["notes.md"]  # not reachable from the build: left out, not flagged
     assert len(g.suspicious) == 3
 
 
