@@ -95,3 +95,22 @@ def test_eval_errors_are_one_line(cpu_problem_dir: Path, tmp_path: Path) -> None
         res = _eval(*args, "--source", src, "--out", str(tmp_path / "x"))
         assert res.exit_code == 2, (args, res.output)
         assert msg in res.output and "Traceback" not in res.output
+
+
+def test_speedup_plot_is_a_real_png(tmp_path) -> None:
+    """The optimize-mode plot, from verdicts as a GPU run produces them."""
+    import types
+
+    from cudaenv.cli_eval import _plot_speedups
+    from cudaenv.grading.verdict import Verdict
+
+    rows = [
+        types.SimpleNamespace(verdict=Verdict(task_id=f"t{i}", passed=True, speedup=s))
+        for i, s in enumerate([0.8, 1.1, 1.5, 2.0, 3.2, 1.2])
+    ]
+    rows.append(types.SimpleNamespace(verdict=Verdict(task_id="x", passed=False, speedup=9.0)))
+    message = _plot_speedups(rows, tmp_path / "speedup.png")
+    assert "speedup plot" in message
+    data = (tmp_path / "speedup.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    assert "no passing" in _plot_speedups(rows[-1:], tmp_path / "none.png")
