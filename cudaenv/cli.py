@@ -6,6 +6,7 @@ Errors print one clear line and exit with code 2 (no traceback).
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,8 @@ from cudaenv.errors import CudaEnvError
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="CUDA problems as RL environments."
 )
-console = Console()
+# logs and pipes (CI) get wide tables instead of rich's 80-column default; terminals keep theirs
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
