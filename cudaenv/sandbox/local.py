@@ -63,6 +63,7 @@ __all__ = ["LocalSandbox"]
 _PARENT_NAME = "cudaenv-sandboxes"
 _CGROUP_NAME = re.compile(r"[0-9]+-[0-9a-f]{12}")
 _CHUNK = 1 << 20
+HANDOVER_TIMEOUT_S = 10.0  # per try; exec() makes three tries
 _probe_lock = threading.Lock()
 _bwrap_ok: bool | None = None
 _bwrap_size_flag = False
@@ -480,7 +481,7 @@ class LocalSandbox(Sandbox):
                     fcntl.fcntl(fds[-1], fcntl.F_SETPIPE_SZ, _CHUNK)
             start = time.monotonic()
             request = sv.job_request(seq, workdir, command, env_vars)
-            if not self._hand_over(rt, slot, request, start + 30.0):
+            if not self._hand_over(rt, slot, request, start + HANDOVER_TIMEOUT_S):
                 return None
             return self._collect(rt, slot, fds, start, timeout)
         finally:
@@ -540,8 +541,10 @@ class LocalSandbox(Sandbox):
                 rt.dead = True
                 raise self._dead_error()
             if time.monotonic() > deadline:
+                # a runner lost in a ``kill -9 -1`` race never opens its FIFO: give up on
+                # this slot and let exec() retry on a fresh one (bounded to three tries)
                 slot.dead = True
-                raise SandboxError("the sandbox worker did not become ready")
+                return False
             if self._slot_gone(slot):
                 return False
             time.sleep(0.0002)
