@@ -104,6 +104,7 @@ def bwrap_argv(
     hide: Iterable[Path],
     ro_binds: Iterable[Path],
     tmp_size_bytes: int | None,
+    rw_binds: Iterable[Path] = (),
     info_fd: int | None,
     command: list[str],
 ) -> list[str]:
@@ -115,7 +116,9 @@ def bwrap_argv(
     /opt, /var/lib/docker, ...) are simply absent (stops "reading what is hidden" by searching
     the filesystem). /tmp, /run, /root and /home become empty tmpfs mounts. Deeper paths in
     ``hide`` (other temp dirs, the sandboxes' parent, problem data) get an empty tmpfs too;
-    ``ro_binds`` (Python, the CUDA toolkit, user extras) are bound back where they are.
+    ``ro_binds`` (Python, the CUDA toolkit, user extras) are bound back where they are;
+    ``rw_binds`` too, writable (the grader's compiler cache, only in a build sandbox that runs
+    nothing but the compiler: see :mod:`cudaenv.grading.ccache`).
     """
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--new-session", "--as-pid-1", "--cap-drop", "ALL"]
@@ -147,6 +150,9 @@ def bwrap_argv(
     for path in sorted({p.resolve() for p in ro_binds}):
         if path.exists():
             argv += ["--ro-bind", str(path), str(path)]
+    for path in sorted({p.resolve() for p in rw_binds}):
+        if path.is_dir():
+            argv += ["--bind", str(path), str(path)]
     argv += ["--bind", str(workspace), INNER_WORKSPACE, "--bind", str(ctl), INNER_CTL]
     for path in ["/root", "/home", "/run", *map(str, hidden)]:
         argv += ["--remount-ro", path]

@@ -240,6 +240,9 @@ class LocalSandbox(Sandbox):
     warning; "bubblewrap" raises :class:`SandboxError` when it cannot; "rlimits" never uses
     namespaces (no filesystem or network isolation: for trusted code and for hosts without
     user namespaces). ``env`` is the base environment of every command, over a small default.
+    ``extra_ro_binds`` / ``extra_rw_binds``: host directories made visible at the same path,
+    read-only / writable (bubblewrap only; a writable one breaks the isolation of what is kept
+    there, so the grader binds its compiler cache only into sandboxes that run a compiler).
     """
 
     def __init__(
@@ -249,12 +252,14 @@ class LocalSandbox(Sandbox):
         isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
         network: bool = False,
         extra_ro_binds: list[str] | None = None,
+        extra_rw_binds: list[str] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         global _warned
         self.limits = limits or SandboxLimits()
         self.network = network
         self.extra_ro_binds = [Path(p).resolve() for p in extra_ro_binds or []]
+        self.extra_rw_binds = [Path(p).resolve() for p in extra_rw_binds or []]
         if isolation not in ("auto", "bubblewrap", "rlimits"):
             raise ValueError(f"unknown isolation {isolation!r}")
         use_bwrap = isolation != "rlimits" and _probe_bwrap()
@@ -364,6 +369,7 @@ class LocalSandbox(Sandbox):
                         *sandbox_ro_dirs(),
                         *self.extra_ro_binds,
                     ],
+                    rw_binds=self.extra_rw_binds,
                     tmp_size_bytes=lim.file_size_mb * 1024 * 1024 if _bwrap_size_flag else None,
                     info_fd=info_w,
                     command=script,
