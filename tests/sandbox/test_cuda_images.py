@@ -1,0 +1,145 @@
+"""The GPU images (docker/Dockerfile.eval, docker/Dockerfile.agent) against a real Docker engine.
+
+Built without a registry by docker/build-cuda-images.sh (``cudaenv-eval:local`` and
+``cudaenv-agent:local`` on a base holding the host's CUDA toolkit), or pointed at any build of
+the two Dockerfiles with CUDAENV_CUDA_EVAL_IMAGE / CUDAENV_CUDA_AGENT_IMAGE. Checks: the
+toolkit works as the sandbox user, the profiler baked in at build time is found without
+compiling, bundled CUDA problems' reference solutions grade in the image (compiled, GPU stages
+skipped without a GPU; passed with one), and the agent CLIs are there at their pinned versions.
+Skipped when the images are missing: too heavy to build in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("docker", reason="the docker extra is not installed")
+
+import cudaenv
+from cudaenv.agents.recipes import load_recipe
+from cudaenv.errors import SandboxError
+from cudaenv.sandbox.docker import DockerSandbox, docker_client
+from cudaenv.toolkit import has_gpu
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+EVAL_IMAGE = os.environ.get("CUDAENV_CUDA_EVAL_IMAGE", "cudaenv-eval:local")
+AGENT_IMAGE = os.environ.get("CUDAENV_CUDA_AGENT_IMAGE", "cudaenv-agent:local")
+# One reference solution per group that the image's toolkit alone must build (no cuBLAS).
+PROBLEMS = ["fused-axpby", "thrust-transform-reduce"]
+
+# Fails if build_profiler() would compile: the library must come from the image's cache.
+PROFILER_CHECK = textwrap.dedent(
+    """
+    import cudaenv.grading.profiler as profiler
+
+    def no_compile(command):
+        raise SystemExit("build_profiler() compiled: " + " ".join(command))
+
+    profiler._run_nvcc = no_compile
+    print(profiler.build_profiler())
+    """
+)
+
+
+def _image_labels(image: str) -> dict[str, str]:
+    try:
+        client = docker_client()
+    except SandboxError as exc:
+        pytest.skip(f"Docker engine unreachable: {exc}")
+    import docker
+
+    try:
+        return client.images.get(image).labels or {}
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"image {image} missing; build it with docker/build-cuda-images.sh")
+
+
+@pytest.fixture(scope="module")
+def eval_labels() -> dict[str, str]:
+    return _image_labels(EVAL_IMAGE)
+
+
+@pytest.fixture(scope="module")
+def eval_box(eval_labels: dict[str, str]) -> Iterator[DockerSandbox]:
+    with DockerSandbox(image=EVAL_IMAGE) as box:
+        yield box
+
+
+@pytest.fixture(scope="module")
+def agent_box() -> Iterator[DockerSandbox]:
+    _image_labels(AGENT_IMAGE)
+    with DockerSandbox(image=AGENT_IMAGE) as box:
+        yield box
+
+
+def test_toolkit_runs_as_the_sandbox_user(eval_box: DockerSandbox) -> None:
+    res = eval_box.exec('id -u; echo "$CUDA_HOME"; nvcc --version', timeout=60)
+    assert res.ok, res
+    uid, cuda_home, *nvcc = res.stdout.splitlines()
+    assert uid == "1000" and cuda_home == "/usr/local/cuda"
+    assert any("Cuda compilation tools, release" in line for line in nvcc), res.stdout
+
+
+def test_sanitizer_matches_the_image_label(
+    eval_box: DockerSandbox, eval_labels: dict[str, str]
+) -> None:
+    """An image built with REQUIRE_SANITIZER=1 (the default) has compute-sanitizer; one built
+    without it says so in its label instead of differing silently."""
+    res = eval_box.exec("command -v compute-sanitizer", timeout=30)
+    if eval_labels.get("org.cudaenv.require-sanitizer", "1") == "1":
+        assert res.ok, f"{EVAL_IMAGE} has no compute-sanitizer though its label requires it"
+    else:
+        assert not res.ok, res
+
+
+def test_profiler_is_prebuilt(eval_box: DockerSandbox) -> None:
+    """Found in $CUDAENV_CACHE_DIR under the same key at run time: nothing compiles."""
+    eval_box.write_file("profiler_check.py", PROFILER_CHECK)
+    res = eval_box.exec("python profiler_check.py", timeout=120)
+    assert res.ok, res
+    path = res.stdout.strip()
+    assert path.startswith("/opt/cudaenv/cache/profiler/"), path
+    assert path.endswith("/libcudaenv_inject.so"), path
+    res = eval_box.exec("python -m cudaenv.grading.profiler", timeout=120)
+    assert res.ok and res.stdout.strip() == path, res
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+def test_reference_solution_grades_in_the_image(eval_labels: dict[str, str], task_id: str) -> None:
+    problem = cudaenv.load_suite("builtin")[task_id]
+    options: dict[str, object] = {"image": EVAL_IMAGE}
+    if has_gpu():
+        options["gpus"] = 1
+    verdict = cudaenv.grade(
+        problem, problem.solution, sandbox="docker", sandbox_options=options, build_cache=False
+    )
+    assert verdict.stages["build"].status == "ok", verdict
+    assert verdict.compiled is True
+    if has_gpu():
+        assert verdict.passed is True, verdict
+    else:
+        assert verdict.passed is None and verdict.failure is None, verdict
+        assert verdict.reason == "compiled; GPU stages skipped (no GPU)"
+        assert verdict.stages["test"].status == "skipped"
+
+
+@pytest.mark.parametrize("name", ["claude-code", "opencode"])
+def test_agent_cli_has_its_pinned_version(agent_box: DockerSandbox, name: str) -> None:
+    recipe = load_recipe(name)
+    res = agent_box.exec(f"id -u; {recipe.binary} --version", timeout=60)
+    assert res.ok, res
+    uid, version = res.stdout.split("\n", 1)
+    assert uid == "1000"
+    assert recipe.version in version, res
+
+
+def test_agent_image_keeps_the_toolkit(agent_box: DockerSandbox) -> None:
+    """Removing npm after installing the CLIs must not take the compiler with it."""
+    agent_box.write_file("k.cu", "__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
+    res = agent_box.exec("nvcc -o k k.cu && test -x k", timeout=120)
+    assert res.ok, res
