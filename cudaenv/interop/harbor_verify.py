@@ -89,6 +89,24 @@ def rewards(verdict: Verdict) -> dict[str, float] | None:
     return out
 
 
+def sandbox_env() -> dict[str, str]:
+    """Variables for the grading sandbox. LocalSandbox puts the directory of the *resolved*
+    interpreter first on ``PATH``; in a virtualenv (the eval images keep cudaenv and numba
+    in ``/opt/cudaenv-venv``) that is the base Python's ``/usr/bin``, which has neither
+    ``python`` nor the venv's packages, so a build command like ``python -m py_compile``
+    fails. Put the venv's own ``bin`` first instead."""
+    if sys.prefix == sys.base_prefix:
+        return {}
+    from cudaenv.toolkit import cuda_home
+
+    path = [str(Path(sys.prefix) / "bin")]
+    cuda = cuda_home()
+    if cuda is not None:
+        path.append(str(cuda / "bin"))
+    path += ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+    return {"PATH": ":".join(path), "VIRTUAL_ENV": sys.prefix}
+
+
 def verify(
     problem_dir: Path,
     workdir: Path,
@@ -102,7 +120,10 @@ def verify(
     if benchmark is None:
         benchmark = problem.has_benchmark and problem.baseline_solution is not None
     files = workspace_files(workdir, problem, skip=problem_dir)
-    verdict = grade(problem, files, benchmark=benchmark, sandbox=sandbox, rounds=3)
+    options = {"env": env} if sandbox == "local" and (env := sandbox_env()) else None
+    verdict = grade(
+        problem, files, benchmark=benchmark, sandbox=sandbox, sandbox_options=options, rounds=3
+    )
     logs_dir.mkdir(parents=True, exist_ok=True)
     (logs_dir / "verdict.json").write_text(verdict.model_dump_json(indent=2))
     values = rewards(verdict)
