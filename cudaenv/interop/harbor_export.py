@@ -213,6 +213,11 @@ def _dockerfile(problem: Problem, image: str) -> str:
     ]
     if problem.context_files:
         lines.append(f"COPY --chown=1000:1000 . {WORKDIR}/")
+    lines += [
+        "# Harbor keeps the container up with `sh -c 'sleep infinity'` as PID 1, which ignores",
+        "# SIGTERM: every stop would wait out Docker's 10 s grace period. Nothing in it needs one.",
+        "STOPSIGNAL SIGKILL",
+    ]
     return "\n".join(lines) + "\n"
 
 
