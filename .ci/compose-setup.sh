@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# CI: make `docker compose` (Compose v2) and `docker buildx` work on Debian bookworm, which
-# packages neither. Harbor's docker environment drives `docker compose`; Debian trixie
-# packages both as Go binaries that only need libc6 >= 2.34 (bookworm has 2.36).
+# CI: make `docker compose` (Compose v2) work on Debian bookworm, which does not package it.
+# Harbor's docker environment drives `docker compose`; Debian trixie packages it as a Go
+# binary that only needs libc6 >= 2.34 (bookworm has 2.36). Compose 2.26 builds through the
+# daemon's own BuildKit (or the classic builder with DOCKER_BUILDKIT=0), local base images
+# included, so the buildx plugin is not needed; COMPOSE_SETUP_PLUGINS="compose buildx" adds
+# it (with it a Docker >= 23 CLI turns every `docker build` into `docker buildx build`).
 #
 # The .debs come from the Debian mirror the host's apt already uses, through a throwaway
 # apt configuration (its own lists, cache and a trixie-only source in a temporary
@@ -16,6 +19,7 @@ set -euo pipefail
 PLUGIN_DIR="${PLUGIN_DIR:-/usr/local/lib/docker/cli-plugins}"
 SUITE="${COMPOSE_SETUP_SUITE:-trixie}"
 FORCE="${COMPOSE_SETUP_FORCE:-0}"
+read -r -a PLUGINS <<<"${COMPOSE_SETUP_PLUGINS:-compose}"
 
 log() { echo "compose-setup: $*" >&2; }
 
@@ -24,7 +28,8 @@ command -v docker >/dev/null || { log "the docker CLI is not installed"; exit 1;
 # plugin name -> Debian package
 declare -A PACKAGE=([compose]=docker-compose [buildx]=docker-buildx)
 need=()
-for plugin in compose buildx; do
+for plugin in "${PLUGINS[@]}"; do
+  [ -n "${PACKAGE[$plugin]:-}" ] || { log "unknown plugin $plugin (compose, buildx)"; exit 1; }
   if [ "$FORCE" != 1 ] && docker "$plugin" version >/dev/null 2>&1; then
     log "docker $plugin already works: $(docker "$plugin" version 2>/dev/null | head -n 1)"
   else
