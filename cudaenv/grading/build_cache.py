@@ -26,6 +26,20 @@ from cudaenv.toolkit import cache_dir, toolkit_version
 MAX_ARTIFACT_BYTES = 512 << 20
 
 
+def make_executable(sandbox: Sandbox, paths: list[str]) -> None:
+    if paths:
+        sandbox.exec("chmod +x -- " + " ".join(shlex.quote(a) for a in paths), timeout=30)
+
+
+def copy_outputs(src: Sandbox, dst: Sandbox, inputs: set[str]) -> list[str]:
+    """Move what a build created in ``src`` (every file not among ``inputs``) into ``dst``."""
+    outputs = [rel for rel in src.list_files() if rel not in inputs]
+    for rel in outputs:
+        dst.write_file(rel, src.read_file(rel))
+    make_executable(dst, outputs)
+    return outputs
+
+
 class CachedBuild(BaseModel):
     result: StageResult
     artifacts: list[str]
@@ -65,10 +79,7 @@ class BuildCache:
         base = self.root / key / "files"
         for rel in entry.artifacts:
             sandbox.write_file(rel, (base / rel).read_bytes())
-        if entry.artifacts:
-            sandbox.exec(
-                "chmod +x -- " + " ".join(shlex.quote(a) for a in entry.artifacts), timeout=30
-            )
+        make_executable(sandbox, entry.artifacts)
 
     def put(self, key: str, result: StageResult, sandbox: Sandbox, inputs: set[str]) -> None:
         """Store the build result and every new file the build produced (only if it succeeded)."""

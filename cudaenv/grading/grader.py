@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from cudaenv.errors import CudaEnvError
+from cudaenv.grading import ccache
 from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
-from cudaenv.grading.build_cache import BuildCache, build_key
+from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.stages import (
@@ -51,6 +52,18 @@ def _factory(sandbox: str | SandboxFactory, options: Mapping[str, Any] | None) -
     return lambda: make_sandbox(sandbox, **opts)
 
 
+def _build_factory(
+    sandbox: str | SandboxFactory, options: Mapping[str, Any] | None
+) -> SandboxFactory | None:
+    """Compile-only sandboxes with the compiler cache mounted (local backend; see ccache)."""
+    opts = dict(options or {})
+    if sandbox != "local" or opts.get("isolation") == "rlimits" or ccache.ccache_binary() is None:
+        return None
+    for key, paths in ccache.binds().items():
+        opts[key] = [*opts.get(key, []), *paths]
+    return lambda: make_sandbox("local", **opts)
+
+
 def _base_env(problem: Problem, have_gpu: bool, sandbox: Sandbox) -> dict[str, str]:
     """Every grading command's variables: the sandbox's toolchain (host toolkit paths for a
     local sandbox, nothing for an image that brings its own), then the grader's own."""
@@ -60,6 +73,42 @@ def _base_env(problem: Problem, have_gpu: bool, sandbox: Sandbox) -> dict[str, s
     return env
 
 
+def _build(
+    sandbox: Sandbox,
+    problem: Problem,
+    files: list[SourceFile],
+    env: Mapping[str, str],
+    timeout: float,
+    builder: SandboxFactory | None,
+) -> StageResult:
+    """Run the build command in ``sandbox``; or, when the compiler cache applies, in a build
+    sandbox of its own (the only one where the cache is writable) and move its outputs over."""
+    timeout = max(timeout, MIN_BUILD_TIMEOUT_S)
+    command = problem.build_command or ""
+    cached_env = None
+    if (
+        builder is not None
+        and ccache.compiler_only(command)
+        and ccache.seen_before(problem.content_hash())
+    ):
+        shared = [f.path for f in [*problem.test_files, *problem.context_files]]
+        cached_env = ccache.build_env(dict(env), shared)
+    if cached_env is None or builder is None:
+        return run_stage(sandbox, command, timeout=timeout, env=env)[0]
+    box = builder()
+    try:
+        if getattr(box, "isolation", None) != "bubblewrap":  # no mount isolation: no cache
+            return run_stage(sandbox, command, timeout=timeout, env=env)[0]
+        for f in files:
+            box.write_file(f.path, f.content)
+        stage, _ = run_stage(box, command, timeout=timeout, env=cached_env)
+        if stage.status == "ok":
+            copy_outputs(box, sandbox, {f.path for f in files})
+        return stage
+    finally:
+        box.close()
+
+
 def _prepare(
     sandbox: Sandbox,
     problem: Problem,
@@ -67,6 +116,7 @@ def _prepare(
     env: Mapping[str, str],
     timeout: float,
     cache: BuildCache | None,
+    builder: SandboxFactory | None = None,
 ) -> StageResult:
     """Write the workspace and build it (or restore the identical build from the cache)."""
     for f in files:
@@ -83,9 +133,7 @@ def _prepare(
         if cache is not None and (hit := cache.get(key)) is not None:
             cache.restore(key, hit, sandbox)
             return hit.result.model_copy(update={"cached": True})
-        stage, _ = run_stage(
-            sandbox, problem.build_command, timeout=max(timeout, MIN_BUILD_TIMEOUT_S), env=env
-        )
+        stage = _build(sandbox, problem, files, env, timeout, builder)
         if cache is not None:
             cache.put(key, stage, sandbox, {f.path for f in files})
     return stage
@@ -101,6 +149,7 @@ class _Grading:
         *,
         mode: Mode,
         factory: SandboxFactory,
+        builder: SandboxFactory | None = None,
         benchmark: bool,
         sanitizer: list[str],
         rounds: int,
@@ -113,6 +162,7 @@ class _Grading:
         self.problem = problem
         self.files = files
         self.factory = factory
+        self.builder = builder
         self.benchmark = benchmark
         self.sanitizer = sanitizer
         self.rounds = rounds
@@ -184,7 +234,9 @@ class _Grading:
             return self.fail(v.stages["source_refs"].reason or "missing source references")
 
         box = self.sandbox()
-        build = _prepare(box, p, self.files.all, self.env(box), self.timeout, self.cache)
+        build = _prepare(
+            box, p, self.files.all, self.env(box), self.timeout, self.cache, self.builder
+        )
         v.stages["build"] = build
         v.compiled = build.status in ("ok", "skipped")
         if not v.compiled:
@@ -285,7 +337,13 @@ class _Grading:
             base_files = assemble(p, p.baseline_solution)
             base_box = self.sandbox()
             built = _prepare(
-                base_box, p, base_files.all, self.env(base_box), self.timeout, self.cache
+                base_box,
+                p,
+                base_files.all,
+                self.env(base_box),
+                self.timeout,
+                self.cache,
+                self.builder,
             )
             if built.status not in ("ok", "skipped"):
                 base_box = None
@@ -355,11 +413,13 @@ def grade(
     build_cache: bool = True,
     check_references: bool = True,
     test_cache: bool = True,
+    compiler_cache: bool = True,
 ) -> Verdict:
     """Grade ``files`` as a solution of ``problem``; see the module docstring.
 
     ``benchmark`` defaults to True in optimize mode. ``sanitizer`` runs compute-sanitizer
     (True: memcheck; or a list of tools) as a gate after the tests (GPU only).
+    ``compiler_cache=False`` builds without ccache (see :mod:`cudaenv.grading.ccache`).
     ``test_cache=False`` always re-runs the tests (see :mod:`cudaenv.grading.outcome_cache`).
     ``check_references=False`` skips the required-API check (for grading a problem's own
     baseline, which may deliberately avoid the API the problem asks for).
@@ -377,6 +437,7 @@ def grade(
         gathered,
         mode=mode,
         factory=_factory(sandbox, sandbox_options),
+        builder=_build_factory(sandbox, sandbox_options) if compiler_cache else None,
         benchmark=benchmark if benchmark is not None else mode == "optimize",
         sanitizer=tools,
         rounds=max(1, rounds),

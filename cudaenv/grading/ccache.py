@@ -1,0 +1,152 @@
+"""ccache for grading builds, without letting a solution write the cache.
+
+Why: every solution of a problem compiles the same hidden harness. With ccache and the
+``nvcc`` shim (:mod:`cudaenv.grading._nvcc_shim`, one cached compile per source) that object
+is compiled once per machine, so a new solution pays only for its own sources.
+
+Why it is safe (exploit class "state kept between episodes to replay results"): a shared
+compiler cache that graded code could write would let one solution plant objects that later
+gradings link. So the cache directory is writable only in a separate *build* sandbox, and
+only when the build command is a single ``nvcc`` invocation with no shell syntax: the only
+program that runs there is the compiler, which reads the solution but never executes it. The
+test and benchmark stages run in another sandbox, where the cache (under the hidden cudaenv
+cache directory) is not even visible. ccache keys an object by the compiler, its options and
+the full preprocessed input, so a source cannot claim another source's entry.
+
+Used with the local sandbox under bubblewrap when ``ccache`` is installed; ``CUDAENV_CCACHE=0``
+turns it off. Other backends build as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from cudaenv.toolkit import cache_dir, cuda_home
+
+SHIM_SOURCE = Path(__file__).with_name("_nvcc_shim.py")
+_SHELL_SYNTAX = frozenset(";&|<>()$`\\\n")
+CACHE_MAX_SIZE = "4G"
+
+
+@functools.cache
+def ccache_binary() -> str | None:
+    """The ccache executable, or None when it is missing or turned off (``CUDAENV_CCACHE=0``)."""
+    if os.environ.get("CUDAENV_CCACHE", "1").lower() in ("0", "false", "no", "off"):
+        return None
+    found = shutil.which("ccache")
+    return str(Path(found).resolve()) if found else None
+
+
+def real_nvcc() -> str | None:
+    home = cuda_home()
+    nvcc = home / "bin" / "nvcc" if home else None
+    return str(nvcc) if nvcc and nvcc.is_file() else None
+
+
+def compiler_only(build_command: str) -> bool:
+    """True when the build runs nvcc and nothing else: one command, no shell syntax that could
+    start another program (globs are fine: bash expands them into file names)."""
+    if any(ch in _SHELL_SYNTAX for ch in build_command):
+        return False
+    try:
+        words = shlex.split(build_command)
+    except ValueError:
+        return False
+    return bool(words) and words[0] == "nvcc"
+
+
+def cache_root() -> Path:
+    """The ccache directory (inside cudaenv's cache, hidden from every sandbox)."""
+    path = cache_dir() / "ccache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@functools.cache
+def _shim_text() -> tuple[str, str]:
+    text = f"#!{os.path.realpath(sys.executable)} -I\n" + SHIM_SOURCE.read_text()
+    return text, hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def shim_dir() -> Path:
+    """A directory holding ``nvcc`` = the shim, run by this Python (host-written, bound
+    read-only into the build sandbox; named by content so an upgrade never reuses a stale one)."""
+    text, digest = _shim_text()
+    path = cache_dir() / "ccache-shim" / digest
+    target = path / "nvcc"
+    if not target.is_file():
+        tmp = path.with_name(f"{digest}.{os.getpid()}.tmp")
+        tmp.mkdir(parents=True, exist_ok=True)
+        (tmp / "nvcc").write_text(text)
+        (tmp / "nvcc").chmod(0o755)
+        try:
+            tmp.rename(path)
+        except OSError:  # another process got there first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def build_env(base: dict[str, str], cached: list[str]) -> dict[str, str] | None:
+    """The build command's environment with the shim first on PATH, or None when unusable.
+    ``cached``: the sources worth caching (the problem's own, shared by all its solutions)."""
+    ccache, nvcc = ccache_binary(), real_nvcc()
+    if ccache is None or nvcc is None:
+        return None
+    env = dict(base)
+    path = env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
+    env |= {
+        "PATH": f"{shim_dir()}:{path}",
+        "CUDAENV_REAL_NVCC": nvcc,
+        "CUDAENV_CCACHE_BIN": ccache,
+        "CUDAENV_NVCC_CACHED": " ".join(p for p in cached if " " not in p),
+        "CCACHE_DIR": str(cache_root()),
+        "CCACHE_MAXSIZE": CACHE_MAX_SIZE,
+        "CCACHE_TEMPDIR": "/tmp",
+    }
+    return env
+
+
+def seen_before(problem_hash: str) -> bool:
+    """Whether a solution of this problem was built here before (and mark it built).
+
+    The first build of a problem skips the cache: a ccache miss costs an extra preprocessor
+    run, and a problem graded once (a cold pass over a suite) never gains from it. From the
+    second distinct solution on (an RL run's samples) the harness object is cached and reused.
+    The marks live outside the cache directory, so a build cannot write them.
+    """
+    mark = cache_dir() / "ccache-problems" / problem_hash
+    if mark.exists():
+        return True
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
+    return False
+
+
+def binds() -> dict[str, list[str]]:
+    """The build sandbox's extra mounts: the cache writable, the shim read-only."""
+    return {"extra_rw_binds": [str(cache_root())], "extra_ro_binds": [str(shim_dir())]}
+
+
+def stats() -> dict[str, int]:
+    """ccache's hit and miss counters for the grader's cache (for tests and benchmarks)."""
+    import subprocess
+
+    ccache = ccache_binary()
+    if ccache is None:
+        return {}
+    out = subprocess.run(
+        [ccache, "--print-stats"],
+        env={**os.environ, "CCACHE_DIR": str(cache_root())},
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    counters = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+    keys = ("direct_cache_hit", "preprocessed_cache_hit", "cache_miss")
+    return {k: int(counters.get(k, 0)) for k in keys}
