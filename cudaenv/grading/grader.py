@@ -234,6 +234,9 @@ class _Grading:
             return self.fail(v.stages["source_refs"].reason or "missing source references")
 
         box = self.sandbox()
+        if self.gpu is not None and not box.gpu_access:  # e.g. a container without --gpus
+            self.gpu = None
+            v.gpu = None
         build = _prepare(
             box, p, self.files.all, self.env(box), self.timeout, self.cache, self.builder
         )

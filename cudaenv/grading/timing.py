@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from cudaenv.errors import GradingError
+from cudaenv.grading.profiler import ProfilerLocation
 from cudaenv.grading.stages import TOKEN_PREFIX, run_stage
 from cudaenv.grading.verdict import StageResult, Timing
 from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming
@@ -43,6 +45,41 @@ def parse_custom_ms(stdout: str) -> float | None:
         return None
 
 
+_image_profilers: dict[str, ProfilerLocation] = {}
+
+
+def sandbox_profiler(sandbox: Sandbox) -> ProfilerLocation:
+    """The profiler of a sandbox that brings its own toolchain (an image), asked once per
+    toolchain: ``-I`` keeps the workspace (the solution's files) off Python's import path."""
+    key = sandbox.toolchain_id
+    if key not in _image_profilers:
+        res = sandbox.exec("python3 -I -m cudaenv.grading.profiler --where", timeout=900)
+        try:
+            _image_profilers[key] = ProfilerLocation.model_validate_json(
+                res.stdout.strip().splitlines()[-1]
+            )
+        except (ValueError, IndexError) as exc:
+            raise GradingError(
+                f"the sandbox's toolchain ({key}) has no usable cudaenv profiler "
+                f"(exit {res.exit_code}): {(res.stderr or res.stdout).strip()[-500:]}"
+            ) from exc
+    return _image_profilers[key]
+
+
+def _profiler_env(sandbox: Sandbox, out_path: str, nonce: str) -> dict[str, str]:
+    """Host toolchain: the host-built library, copied into the workspace under a random name.
+    An image's toolchain: the image's own prebuilt library and libcupti (host paths and a
+    host-compiled library would not match the image's CUDA)."""
+    from cudaenv.grading.profiler import build_profiler, profiler_env
+
+    if sandbox.toolchain_id != "host":
+        found = sandbox_profiler(sandbox)
+        return profiler_env(out_path, nonce, Path(found.library), found.ld_library_path)
+    lib_name = f".cudaenv-{secrets.token_hex(8)}.so"
+    sandbox.write_file(lib_name, build_profiler().read_bytes())
+    return profiler_env(out_path, nonce, Path(f"./{lib_name}"))
+
+
 def measure(
     sandbox: Sandbox,
     problem: Problem,
@@ -58,18 +95,9 @@ def measure(
     prof_name = None
     nonce = None
     if not isinstance(mode, ProcessTiming | CustomTiming):
-        from cudaenv.grading.profiler import build_profiler, profiler_env
-
-        lib = build_profiler()
-        lib_name = f".cudaenv-{secrets.token_hex(8)}.so"
-        sandbox.write_file(lib_name, lib.read_bytes())
         prof_name = f".cudaenv-{secrets.token_hex(8)}.json"
         nonce = secrets.token_hex(16)
-        prof_env = profiler_env(f"./{prof_name}", nonce)
-        prof_env["CUDA_INJECTION64_PATH"] = f"./{lib_name}"
-        if "NVTX_INJECTION64_PATH" in prof_env:
-            prof_env["NVTX_INJECTION64_PATH"] = f"./{lib_name}"
-        run_env.update(prof_env)
+        run_env.update(_profiler_env(sandbox, f"./{prof_name}", nonce))
     stage, res = run_stage(
         sandbox, problem.benchmark_command, timeout=timeout, env=run_env, token=token
     )
@@ -100,7 +128,6 @@ def measure(
                 [f"self-reported time {reported:.3f} ms exceeds the process wall clock"],
             )
         return Measurement(reported, stage)
-    from cudaenv.errors import GradingError
     from cudaenv.grading.profiler import load_profile, time_ms
 
     try:

@@ -86,6 +86,12 @@ class Sandbox(ABC):
         return dict(toolkit_env())
 
     @property
+    def gpu_access(self) -> bool:
+        """Whether commands here can reach the host's GPUs (the grader skips GPU stages, as
+        "no GPU", where they cannot). A local sandbox shows the host's devices."""
+        return True
+
+    @property
     def toolchain_id(self) -> str:
         """Names the toolchain builds here use (part of the build-cache key): "host" by default."""
         return "host"

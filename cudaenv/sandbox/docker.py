@@ -396,6 +396,11 @@ class DockerSandbox(Sandbox):
         return {}
 
     @property
+    def gpu_access(self) -> bool:
+        """Only with device requests (``gpus``): a container sees no GPU otherwise."""
+        return self._live().options.gpus not in (None, 0, [])
+
+    @property
     def toolchain_id(self) -> str:
         """The image's id: builds made from another image (or the host) are not reused here."""
         return f"docker:{self._live().image_id}"

@@ -29,7 +29,7 @@ class _OwnToolchain(LocalSandbox):
         return "test:own"
 
 
-def _problem(tmp_path: Path, check: str) -> Problem:
+def _problem(tmp_path: Path, check: str, *, requires_gpu: bool = False) -> Problem:
     """A problem whose build passes only when ``check`` holds in the build's environment."""
     d = write_problem(
         tmp_path,
@@ -37,7 +37,7 @@ def _problem(tmp_path: Path, check: str) -> Problem:
         spec={
             "build_command": f"{check} && echo built > build.txt",
             "test_command": "test -f build.txt",
-            "metadata": {"requires_gpu": False},
+            "metadata": {"requires_gpu": requires_gpu},
         },
         files={"test/readme.txt": "x"},
     )
@@ -75,3 +75,27 @@ def test_build_cache_key_covers_the_toolchain() -> None:
 
 def test_local_sandbox_keeps_the_host_default() -> None:
     assert LocalSandbox.toolchain_env is Sandbox.toolchain_env
+
+
+class _NoGpuAccess(LocalSandbox):
+    """A sandbox that cannot reach the host's GPUs (like a container started without --gpus)."""
+
+    @property
+    def gpu_access(self) -> bool:
+        return False
+
+
+def test_gpu_stages_follow_the_sandbox_not_the_host(tmp_path, monkeypatch) -> None:
+    """On a host with a GPU, a sandbox without access to it still skips the GPU stages as
+    "no GPU" (never fails them as the solution's fault). The host GPU is stood in for: this
+    machine has none, and the decision under test is the grader's."""
+    import cudaenv.grading.grader as grader
+    from cudaenv.toolkit import GpuInfo
+
+    monkeypatch.setattr(
+        grader, "gpu_info", lambda: GpuInfo(name="NVIDIA H200", driver="580", toolkit="13.0")
+    )
+    problem = _problem(tmp_path, "true", requires_gpu=True)
+    v = cudaenv.grade(problem, {"solution.sh": "true\n"}, sandbox=_NoGpuAccess)
+    assert v.compiled and v.passed is None and v.gpu is None
+    assert v.stages["test"].status == "skipped" and v.stages["test"].reason == "no GPU"

@@ -106,3 +106,24 @@ def test_agent_cli_runs_in_the_agent_image(agent_box: DockerSandbox, name: str) 
     res = agent_box.exec(f"{recipe.binary} --version", timeout=60)
     assert res.ok, res
     assert recipe.version in res.stdout, res
+
+
+def test_container_without_device_requests_has_no_gpu(eval_image: str) -> None:
+    """The grader asks the sandbox, not the host, whether GPU stages can run."""
+    with DockerSandbox(image=eval_image) as box:
+        assert box.gpu_access is False
+    with DockerSandbox(image=eval_image, gpus=None) as box:
+        assert box.gpu_access is False
+
+
+def test_benchmarks_in_an_image_use_the_images_profiler(eval_image: str) -> None:
+    """A container is profiled with the profiler its image carries (found by running
+    ``python -I -m cudaenv.grading.profiler --where`` there), never a host-built one on host
+    paths. The CPU image has no CUDA toolkit, so the answer is a clear error naming it."""
+    from cudaenv.errors import GradingError
+    from cudaenv.grading.timing import sandbox_profiler
+
+    with DockerSandbox(image=eval_image) as box:
+        with pytest.raises(GradingError, match="has no usable cudaenv profiler") as info:
+            sandbox_profiler(box)
+        assert "docker:" in str(info.value) and "CUDA" in str(info.value)
