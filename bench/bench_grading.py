@@ -16,7 +16,9 @@ GPU stages, ComputeEval runs each test binary, which fails at once (every soluti
 failed; only the wall time matters here). ComputeEval skips, without building, every problem
 whose compute capability it cannot check, so the copy it gets has ``compute_capability``
 cleared; its ``group`` field only takes its own group names, so problems of other groups
-(``cuda-python``) are graded by cudaenv only and reported on their own row.
+(``cuda-python``) are graded by cudaenv only and reported on their own row. ComputeEval's
+process gets the toolkit variables cudaenv's builds get (the cuBLAS wheel), so both build the
+same problems.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from cudaenv.grading.grader import grade
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.datapack import write_problem_datapack, write_solution_datapack
 from cudaenv.problems.model import Problem
+from cudaenv.toolkit import toolkit_env
 
 # Runs inside ComputeEval's venv: the CLI's own entry point, with the import time apart.
 CE_RUNNER = """
@@ -101,8 +104,11 @@ def run_computeeval(
         "--release=internal", f"--problems_source={packs}", f"--solutions_datapack={sols}",
         f"--n_workers={workers}",
     ]  # fmt: skip
+    # the same toolkit variables cudaenv's builds get (the cuBLAS wheel's headers and link
+    # directory), so ComputeEval builds the cuBLAS problems too: equal work on both sides
+    env = {**os.environ, **toolkit_env()}
     start = time.perf_counter()
-    run = subprocess.run(argv, cwd=work, capture_output=True, text=True)
+    run = subprocess.run(argv, cwd=work, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     if run.returncode != 0:
         raise RuntimeError(f"ComputeEval failed ({run.returncode}):\n{run.stderr[-3000:]}")
