@@ -2,7 +2,7 @@
 # The prepared GPU check, for a session lent a GPU machine (one call of its `run`):
 #   carry [".whl"], command: bash scripts/gpu-check.sh, timeout ~540 s
 # It runs every GPU-only path: the gpu-marked tests (profiler, grader benchmark/sanitizer,
-# speed exploits) and `cudaenv validate builtin` (references and baselines pass, benchmarks
+# speed exploits, CUDA inside the local sandbox) and `cudaenv validate builtin` (references and baselines pass, benchmarks
 # run, reference not slower than baseline), and leaves logs under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,6 @@ PY
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDAENV_CACHE_DIR=/tmp/cudaenv-cache
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$OUT/gpu.txt"
 timeout 240 python3 -m pytest -p no:cacheprovider -m gpu -q -o addopts="--strict-markers -ra --import-mode=importlib" \
-  tests/grading tests/redteam 2>&1 | tee "$OUT/pytest-gpu.txt"
+  tests/grading tests/redteam tests/sandbox/test_local_gpu.py 2>&1 | tee "$OUT/pytest-gpu.txt"
 timeout 280 python3 -c "from cudaenv.cli import main; main()" validate builtin --workers 8 --rounds 3 \
   --json "$OUT/validate.json" 2>&1 | tail -n 80 | tee "$OUT/validate.txt"
