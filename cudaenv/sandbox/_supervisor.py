@@ -29,18 +29,29 @@ INNER_CTL = "/run/cudaenv"
 
 # Started as ``bash -c SUPERVISOR supervisor CTL_DIR ULIMIT_ARGS BASH``. The main loop
 # evaluates one line at a time from stdin: ``_slot K`` starts worker slot K, ``kill ...`` ends a
-# timed-out command. A slot is a reporter holding the FIFO CTL/K.s open (read-write: never
-# blocks; its end of file tells the host the slot died) that loops: fork, with set -m, a runner
-# in its own process group (a timeout kills that group; ``kill 0`` cannot reach the reporter),
-# write "p PGID", wait, write "r CODE". The runner waits on the FIFO CTL/K.w for a request
-# ``_job SEQ CWD CMD [NAME=VALUE...]``, sends its output to the FIFOs CTL/SEQ.o and CTL/SEQ.e
-# the host already reads, applies the rlimits and execs ``bash -c CMD``: one fork per command,
-# made before the command arrives. On stdin EOF (the owner died) bash exits; under bubblewrap
-# it is PID 1, so the kernel then kills every process of the sandbox.
+# timed-out command. A slot is a reporter that loops: fork, with set -m, a runner in its own
+# process group (a timeout kills that group; ``kill 0`` cannot reach the reporter), wait for it,
+# write "r CODE". The runner waits on the FIFO CTL/K.w for a request ``_job SEQ CWD CMD
+# [NAME=VALUE...]``, writes "j SEQ PGID" (command SEQ taken), sends its output to the FIFOs
+# CTL/SEQ.o and CTL/SEQ.e the host already reads, applies the rlimits and execs ``bash -c CMD``:
+# one fork per command, made before the command arrives.
+#
+# Status lines go to the FIFO CTL/K.s, which the host reads. The supervisor opens it, writes "s"
+# and only then forks the reporter, which inherits it: under bubblewrap the supervisor is PID 1,
+# which ``kill -9 -1`` cannot reach, so from the moment the host reads "s" the FIFO has a writer
+# that only the reporter's death can take away, and its end of file means the slot is dead
+# (a reporter killed before it could say anything is no longer mistaken for one still starting).
+# The runner closes its copy first thing and opens the FIFO again only to write "j": a runner
+# whose reporter was killed cannot keep a dead slot looking alive. "j" also tells the host
+# whether its command started at all (a slot killed before "j" is retried elsewhere; after,
+# never: a command runs at most once), and which "r" is its own (the first after it).
+# On stdin EOF (the owner died) bash exits; under bubblewrap it is PID 1, so the kernel then
+# kills every process of the sandbox.
 SUPERVISOR = r"""
 exec 2>/dev/null
 _ctl=$1 _lim=$2 _bash=$3
 _job() {
+  echo "j $1 $BASHPID" >"$_ctl/$_k.s"
   local cwd=$2 cmd=$3 kv
   exec >"$_ctl/$1.o" 2>"$_ctl/$1.e" || exit 126
   shift 3
@@ -50,16 +61,19 @@ _job() {
   exec "$_bash" -c "$cmd"
 }
 _slot() {
+  exec 9<>"$_ctl/$1.s" || return
+  echo s >&9
   (
-    exec 9<>"$_ctl/$1.s" >/dev/null || exit
+    _k=$1
+    exec >/dev/null
     set -m
     while :; do
-      ( exec 9>&-; IFS= read -r -d '' _req <"$_ctl/$1.w"; exec </dev/null; eval "$_req" ) &
-      echo "p $!" >&9
+      ( exec 9>&-; IFS= read -r -d '' _req <"$_ctl/$_k.w"; exec </dev/null; eval "$_req" ) &
       wait $!
       echo "r $?" >&9
     done
   ) &
+  exec 9>&-
 }
 while IFS= read -r _line; do eval "$_line"; done
 """
@@ -367,24 +381,36 @@ class Capture:
 
 @dataclass
 class Slot:
-    """A worker slot: its status FIFO, unread status bytes, the pgid of its waiting runner."""
+    """Host-side state of a worker slot, from the status lines of its FIFO (see ``SUPERVISOR``).
+
+    ``announced``: "s" came, so end of file on the FIFO means the reporter died (``dead``).
+    ``job``/``pgid``: the command the slot's runner took ("j SEQ PGID") and the process group
+    it runs in, until the "r" that follows.
+    """
 
     key: int
     status_fd: int
     buffer: bytearray = field(default_factory=bytearray)
+    announced: bool = False
+    job: int | None = None
     pgid: int | None = None
     dead: bool = False
 
     def parse(self, data: bytes) -> int | None:
-        """Take status bytes; return the exit code if an "r" line came."""
+        """Take status bytes; the exit code if the runner that took ``job`` ended ("r")."""
         self.buffer += data
         *lines, rest = bytes(self.buffer).split(b"\n")
         self.buffer = bytearray(rest)
         code = None
         for line in lines:
-            kind, _, value = line.partition(b" ")
-            if kind == b"p" and value.isdigit():
-                self.pgid = int(value)
-            elif kind == b"r" and value.isdigit() and code is None:
-                code = int(value)
+            kind, *values = line.split(b" ")
+            if kind == b"s":
+                self.announced = True
+            elif kind == b"j" and len(values) == 2 and all(v.isdigit() for v in values):
+                self.job, self.pgid = int(values[0]), int(values[1])
+            elif kind == b"r" and len(values) == 1 and values[0].isdigit():
+                # an "r" without a "j" before it: a runner that died idle (``kill -9 -1``)
+                if self.job is not None and code is None:
+                    code = int(values[0])
+                self.job = self.pgid = None
         return code

@@ -63,7 +63,11 @@ __all__ = ["LocalSandbox"]
 _PARENT_NAME = "cudaenv-sandboxes"
 _CGROUP_NAME = re.compile(r"[0-9]+-[0-9a-f]{12}")
 _CHUNK = 1 << 20
-HANDOVER_TIMEOUT_S = 10.0  # per try; exec() makes three tries
+# A slot whose runner never opens its request FIFO, though its reporter lives, is given up after
+# this long and the command tried on a fresh slot (exec() makes three tries). A last resort for
+# the unforeseen (a runner stopped with SIGSTOP...): a slot killed at any point, even before its
+# reporter said anything, is seen dead at once (see ``_supervisor.SUPERVISOR``).
+HANDOVER_TIMEOUT_S = 10.0
 _probe_lock = threading.Lock()
 _bwrap_ok: bool | None = None
 _bwrap_size_flag = False
@@ -460,7 +464,7 @@ class LocalSandbox(Sandbox):
         rt = self._ensure_started()
         if rt.leftovers:
             self._drain_leftovers(rt)
-        for _ in range(3):  # a slot lost before it started the command (``kill -9 -1``)
+        for _ in range(3):  # a slot killed before its runner took the command (``kill -9 -1``)
             try:
                 result = self._exec_once(rt, command, workdir, env_vars, timeout)
             except OSError as exc:  # close() from another thread closed our descriptors
@@ -489,7 +493,7 @@ class LocalSandbox(Sandbox):
             request = sv.job_request(seq, workdir, command, env_vars)
             if not self._hand_over(rt, slot, request, start + HANDOVER_TIMEOUT_S):
                 return None
-            return self._collect(rt, slot, fds, start, timeout)
+            return self._collect(rt, slot, seq, fds, start, timeout)
         finally:
             self._release_slot(rt, slot)
             for kind in ("o", "e"):
@@ -512,7 +516,7 @@ class LocalSandbox(Sandbox):
         return slot
 
     def _take_slot(self, rt: _Runtime) -> sv.Slot:
-        """The slot idle the longest (its runner is surely forked by now), or a new one."""
+        """The slot idle the longest (its runner is most likely forked by now), or a new one."""
         with self._lock:
             while rt.idle:
                 slot = rt.idle.popleft()
@@ -532,7 +536,8 @@ class LocalSandbox(Sandbox):
     def _hand_over(self, rt: _Runtime, slot: sv.Slot, request: bytes, deadline: float) -> bool:
         """Write the request to the slot's runner, waiting for it if it is still forking.
 
-        False when the slot turns out to be dead (its reporter was killed).
+        False when the slot turns out to be dead (its reporter was killed), or, as a last
+        resort, when its runner has not opened the FIFO by ``deadline``.
         """
         path = f"{rt.ctl}/{slot.key}.w"
         while True:
@@ -546,12 +551,10 @@ class LocalSandbox(Sandbox):
             if not rt.alive() or select.select([rt.live_fd], [], [], 0)[0]:
                 rt.dead = True
                 raise self._dead_error()
-            if time.monotonic() > deadline:
-                # a runner lost in a ``kill -9 -1`` race never opens its FIFO: give up on
-                # this slot and let exec() retry on a fresh one (bounded to three tries)
-                slot.dead = True
-                return False
             if self._slot_gone(slot):
+                return False
+            if time.monotonic() > deadline:  # alive, yet no runner: retire it, try a fresh one
+                slot.dead = True
                 return False
             time.sleep(0.0002)
         try:
@@ -568,14 +571,15 @@ class LocalSandbox(Sandbox):
 
     @staticmethod
     def _slot_gone(slot: sv.Slot) -> bool:
-        """Read what the slot's reporter wrote; True (and marked dead) if it has died."""
+        """Read the slot's status FIFO; True (and marked dead) if its reporter has died."""
         try:
             while data := os.read(slot.status_fd, _CHUNK):
-                slot.parse(data)  # "p" of its fresh runner; a stray "r" is ignored
+                slot.parse(data)  # "s"; or the "r" of a runner that died idle, ignored
         except BlockingIOError:
             return False
-        # End of file: the reporter died (``kill -9 -1``), or has not opened the FIFO yet.
-        slot.dead = slot.pgid is not None
+        # End of file: after "s", the reporter died (``kill -9 -1``); before it, the
+        # supervisor has not started the slot yet (it has no writer so far).
+        slot.dead = slot.announced
         return slot.dead
 
     def _send(self, rt: _Runtime, data: bytes) -> None:
@@ -595,11 +599,11 @@ class LocalSandbox(Sandbox):
         return SandboxError("the sandbox supervisor died")
 
     def _collect(
-        self, rt: _Runtime, slot: sv.Slot, fds: list[int], start: float, timeout: float
+        self, rt: _Runtime, slot: sv.Slot, seq: int, fds: list[int], start: float, timeout: float
     ) -> ExecResult | None:
         """Read output and status until the command ends; kill its group at the deadline.
 
-        None if the slot died before its runner took the command (no output FIFO ever opened).
+        None if the slot died before its runner took the command ("j SEQ"): it never ran.
         """
         out_fd, err_fd = fds
         caps = {fd: sv.Capture(self.limits.output_cap_bytes) for fd in fds}
@@ -640,7 +644,7 @@ class LocalSandbox(Sandbox):
                     open_outputs.discard(fd)
                     poller.unregister(fd)
         duration = time.monotonic() - start
-        if slot.dead and code is None and not timed_out and not self._started(fds, caps):
+        if slot.dead and code is None and not timed_out and slot.job != seq:
             return None
         for fd in list(open_outputs):  # what the command wrote is in the pipe: drain it
             if self._drain(fd, caps[fd]):
@@ -658,16 +662,6 @@ class LocalSandbox(Sandbox):
             duration_s=duration,
             truncated=trunc_out or trunc_err,
         )
-
-    @staticmethod
-    def _started(fds: list[int], caps: dict[int, sv.Capture]) -> bool:
-        """Whether the runner opened the output FIFOs (a FIFO hangs up only after a writer)."""
-        if any(c.total for c in caps.values()):
-            return True
-        poller = select.poll()
-        for fd in fds:
-            poller.register(fd, select.POLLIN)
-        return bool(poller.poll(20))
 
     @staticmethod
     def _drain(fd: int, cap: sv.Capture | None, budget_s: float = 0.05) -> bool:
