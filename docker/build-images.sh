@@ -8,6 +8,7 @@
 # The host's locally added CA certificates (/usr/local/share/ca-certificates/*.crt, e.g. a
 # TLS-intercepting egress proxy's) are passed as the EXTRA_CA_CERTS build argument so pip and
 # npm can reach their registries; see docker/with-build-ca.sh. EXTRA_CA_CERTS= disables it.
+# The GPU images (Dockerfile.eval, Dockerfile.agent) come from docker/build-cuda-images.sh.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
