@@ -22,6 +22,7 @@ pytest.importorskip("docker", reason="the docker extra is not installed")
 import cudaenv
 from cudaenv.agents.recipes import load_recipe
 from cudaenv.errors import SandboxError
+from cudaenv.grading.timing import sandbox_profiler
 from cudaenv.sandbox.docker import DockerSandbox, docker_client
 from cudaenv.toolkit import has_gpu
 
@@ -98,7 +99,8 @@ def test_sanitizer_matches_the_image_label(
 
 
 def test_profiler_is_prebuilt(eval_box: DockerSandbox) -> None:
-    """Found in $CUDAENV_CACHE_DIR under the same key at run time: nothing compiles."""
+    """Found in $CUDAENV_CACHE_DIR under the same key at run time: nothing compiles, and
+    the grader's ``--where`` question gets that library."""
     eval_box.write_file("profiler_check.py", PROFILER_CHECK)
     res = eval_box.exec("python profiler_check.py", timeout=120)
     assert res.ok, res
@@ -107,6 +109,10 @@ def test_profiler_is_prebuilt(eval_box: DockerSandbox) -> None:
     assert path.endswith("/libcudaenv_inject.so"), path
     res = eval_box.exec("python -m cudaenv.grading.profiler", timeout=120)
     assert res.ok and res.stdout.strip() == path, res
+    # What the grader's benchmarks load in this image: the same library and the image's CUPTI.
+    found = sandbox_profiler(eval_box)
+    assert found.library == path
+    assert found.ld_library_path.startswith("/usr/local/cuda/"), found  # the image's libcupti
 
 
 @pytest.mark.parametrize("task_id", PROBLEMS)
