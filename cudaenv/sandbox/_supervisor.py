@@ -167,7 +167,10 @@ def bwrap_argv(
     for path in sorted({p.resolve() for p in rw_binds}):
         if path.is_dir():
             argv += ["--bind", str(path), str(path)]
-    argv += ["--bind", str(workspace), INNER_WORKSPACE, "--bind", str(ctl), INNER_CTL]
+    # the control FIFOs are only opened inside (a FIFO on a read-only mount is still read and
+    # written), never created, renamed or removed: read-only, so no command can swap one for a
+    # symlink that the host would then follow (and write a request into a host file)
+    argv += ["--bind", str(workspace), INNER_WORKSPACE, "--ro-bind", str(ctl), INNER_CTL]
     for path in ["/root", "/home", "/run", *map(str, hidden)]:
         argv += ["--remount-ro", path]
     argv += ["--remount-ro", "/", "--chdir", INNER_WORKSPACE]

@@ -63,6 +63,8 @@ __all__ = ["LocalSandbox"]
 _PARENT_NAME = "cudaenv-sandboxes"
 _CGROUP_NAME = re.compile(r"[0-9]+-[0-9a-f]{12}")
 _CHUNK = 1 << 20
+# control FIFOs: never through a symlink (a sandbox must not steer the host's opens)
+_FIFO_FLAGS = os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 # A slot whose runner never opens its request FIFO, though its reporter lives, is given up after
 # this long and the command tried on a fresh slot (exec() makes three tries). A last resort for
 # the unforeseen (a runner stopped with SIGSTOP...): a slot killed at any point, even before its
@@ -486,7 +488,7 @@ class LocalSandbox(Sandbox):
             for kind in ("o", "e"):
                 path = f"{rt.ctl}/{seq}.{kind}"
                 os.mkfifo(path, 0o600)
-                fds.append(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+                fds.append(os.open(path, os.O_RDONLY | _FIFO_FLAGS))
                 with contextlib.suppress(OSError, AttributeError):
                     fcntl.fcntl(fds[-1], fcntl.F_SETPIPE_SZ, _CHUNK)
             start = time.monotonic()
@@ -508,9 +510,7 @@ class LocalSandbox(Sandbox):
         key = next(rt.counter)
         os.mkfifo(f"{rt.ctl}/{key}.w", 0o600)
         os.mkfifo(f"{rt.ctl}/{key}.s", 0o600)
-        slot = sv.Slot(
-            key, os.open(f"{rt.ctl}/{key}.s", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        )
+        slot = sv.Slot(key, os.open(f"{rt.ctl}/{key}.s", os.O_RDONLY | _FIFO_FLAGS))
         rt.slots.append(slot)
         self._send(rt, f"_slot {key}\n".encode())
         return slot
@@ -542,7 +542,7 @@ class LocalSandbox(Sandbox):
         path = f"{rt.ctl}/{slot.key}.w"
         while True:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                fd = os.open(path, os.O_WRONLY | _FIFO_FLAGS)
                 break
             except OSError as exc:
                 if exc.errno != errno.ENXIO:  # ENXIO: no reader yet

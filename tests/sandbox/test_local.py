@@ -6,6 +6,7 @@ read-only root, private /tmp, hidden dirs) only under bubblewrap.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import resource
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.errors import SandboxClosedError, SandboxPathError
+from cudaenv.errors import SandboxClosedError, SandboxError, SandboxPathError
 from cudaenv.sandbox.base import SandboxLimits, cap_output
 from cudaenv.sandbox.local import LocalSandbox, _probe_bwrap
 
@@ -308,6 +309,29 @@ def test_kill_everything_inside_does_not_break_sandbox() -> None:
         r = box.exec("kill -9 -1", timeout=10)
         assert r.exit_code is not None and not r.timed_out
         assert box.exec("echo still here", timeout=10).stdout == "still here\n"
+
+
+def test_control_fifos_cannot_be_swapped_for_links(mode: str) -> None:
+    """A command that replaces its sandbox's control FIFOs with symlinks to a host file must
+    not make the host write the next request into that file (it did, under bubblewrap too)."""
+    outside = Path(tempfile.mkdtemp())
+    target = outside / "host.txt"
+    target.write_text("host data")
+    try:
+        with LocalSandbox(isolation=mode) as box:
+            box.exec("true", timeout=10)
+            ctl = "/run/cudaenv" if box.isolation == "bubblewrap" else box._state.runtime.ctl
+            swap = f"for f in {ctl}/*.w {ctl}/*.o; do rm -f $f && ln -s {target} $f; done"
+            r = box.exec(swap, timeout=10)
+            if box.isolation == "bubblewrap":  # read-only inside
+                assert r.exit_code != 0 and "Read-only file system" in r.stderr
+            for _ in range(3):  # rlimits (trusted code): the host refuses to follow the links
+                with contextlib.suppress(SandboxError):
+                    assert box.exec("echo PAYLOAD", timeout=10).stdout == "PAYLOAD\n"
+            assert target.read_text() == "host data"
+    finally:
+        target.unlink()
+        outside.rmdir()
 
 
 # ---------------------------------------------------------------- file access
