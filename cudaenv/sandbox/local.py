@@ -536,8 +536,8 @@ class LocalSandbox(Sandbox):
     def _hand_over(self, rt: _Runtime, slot: sv.Slot, request: bytes, deadline: float) -> bool:
         """Write the request to the slot's runner, waiting for it if it is still forking.
 
-        False when the slot turns out to be dead (its reporter was killed), or, as a last
-        resort, when its runner has not opened the FIFO by ``deadline``.
+        False when the slot turns out to be dead (its reporter or runner was killed), or, as a
+        last resort, when its runner has not opened the FIFO by ``deadline``.
         """
         path = f"{rt.ctl}/{slot.key}.w"
         while True:
@@ -562,6 +562,8 @@ class LocalSandbox(Sandbox):
             view = memoryview(request)
             while view:
                 view = view[os.write(fd, view) :]
+        except BrokenPipeError:  # the runner died after the open (a ``kill -9 -1`` just done)
+            return False  # before it read the request to its end, so before it ran it
         except OSError as exc:
             slot.dead = True
             raise SandboxError(f"cannot reach the sandbox worker: {exc}") from exc
