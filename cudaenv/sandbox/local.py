@@ -313,7 +313,12 @@ class LocalSandbox(Sandbox):
 
         bwrap = self._state.bubblewrap
         home = "/tmp" if bwrap else str(self._state.root / "home")
-        path = [str(Path(os.path.realpath(sys.executable)).parent)]
+        # this interpreter's own bin first: in a virtualenv that is the venv's (its `python`
+        # has the venv's packages, numba-cuda for cuda_python tests), not the base one's
+        path = [os.path.dirname(os.path.abspath(sys.executable))]
+        real_bin = str(Path(os.path.realpath(sys.executable)).parent)
+        if real_bin not in path:
+            path.append(real_bin)
         cuda = cuda_home()
         if cuda is not None:
             path.append(str(cuda / "bin"))

@@ -12,6 +12,7 @@ import os
 import resource
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -356,8 +357,9 @@ def test_kill_everything_inside_does_not_break_sandbox() -> None:
 @needs_bwrap
 def test_kill_everything_inside_then_exec_answers_at_once() -> None:
     """``kill -9 -1`` can kill the idle slot's reporter before it has written anything; that
-    slot once looked still-starting and the next exec waited 10 s for it (about one run in
-    fifteen under this load). Now it answers in milliseconds (2 s: margin for a loaded host)."""
+        slot once looked still-starting and the next exec waited 10 s for it (about one run in
+        fifteen under this load). Now it answers in milliseconds (5 s: margin for a loaded CI host,
+    still half the old stall)."""
     slow = []
     with _cpu_load():
         for i in range(40):
@@ -366,7 +368,7 @@ def test_kill_everything_inside_then_exec_answers_at_once() -> None:
                 assert (r.exit_code, r.timed_out) == (137, False)
                 start = time.monotonic()
                 assert box.exec("echo still here", timeout=10).stdout == "still here\n"
-                if time.monotonic() - start > 2.0:
+                if time.monotonic() - start > 5.0:
                     slow.append((i, round(time.monotonic() - start, 1)))
     assert slow == []
 
@@ -516,3 +518,34 @@ def test_workspace_total_size_is_capped() -> None:
         ws = box.workspace
     assert not ws.exists()
     assert str(ws) not in Path("/proc/mounts").read_text()
+
+
+VENV_PROBE = """
+import sys
+from cudaenv.sandbox.local import LocalSandbox
+with LocalSandbox() as box:
+    r = box.exec("python -c 'import sys; print(sys.prefix)'", timeout=60)
+print("INSIDE", r.stdout.strip(), r.stderr.strip())
+print("HOST", sys.prefix)
+"""
+
+
+def test_python_in_the_sandbox_is_the_hosts_virtualenv(tmp_path: Path) -> None:
+    """Run from a virtualenv, ``python`` in a sandbox is that venv's (with its packages), not
+    the base interpreter its symlink resolves to."""
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+        check=True,
+    )
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", VENV_PROBE],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        check=True,
+    ).stdout
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    assert lines["HOST"] == str(venv)
+    assert lines["INSIDE"].split()[0] == str(venv), out
