@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the GPU evaluation and agent images from the repository root, without a registry:
 #   cudaenv-cuda-base:<release>  docker/build-cuda-base.sh: the debootstrap base + this host's
-#                                CUDA toolkit (stands in for nvidia/cuda:<v>-devel)
+#                                CUDA toolkit + cuBLAS from its pip wheel where the toolkit has
+#                                none (stands in for nvidia/cuda:<v>-devel)
 #   cudaenv-eval:local           docker/Dockerfile.eval  on that base
 #   cudaenv-agent:local          docker/Dockerfile.agent on cudaenv-eval:local
 # Heavy (about 2 GB, minutes): a script people run, not part of CI. Idempotent like
@@ -10,7 +11,8 @@
 # The host toolkit usually has no compute-sanitizer: the eval image is then built with
 # REQUIRE_SANITIZER=0 and says so loudly (set REQUIRE_SANITIZER=1 to make that an error).
 # Environment: CUDA_SRC (the toolkit, default /usr/local/cuda), EVAL_IMAGE, AGENT_IMAGE,
-# EXTRA_CA_CERTS (as in docker/build-images.sh: the host's added CA certificates by default).
+# EXTRA_CA_CERTS (as in docker/build-images.sh: the host's added CA certificates by default),
+# CUBLAS_VERSION / CUBLAS_PACKAGE (see docker/build-cuda-base.sh).
 # Check the result with: python -m pytest tests/sandbox/test_cuda_images.py
 set -euo pipefail
 
@@ -31,7 +33,7 @@ fi
 
 summary=()
 started=$SECONDS
-CUDA_BASE_IMAGE="$("$HERE/build-cuda-base.sh")"
+CUDA_BASE_IMAGE="$(EXTRA_CA_CERTS="$EXTRA_CA_CERTS" "$HERE/build-cuda-base.sh")"
 summary+=("$CUDA_BASE_IMAGE: $(size_mb "$CUDA_BASE_IMAGE"), $((SECONDS - started)) s")
 
 if [[ -z "${REQUIRE_SANITIZER:-}" ]]; then
@@ -59,6 +61,13 @@ build "$AGENT_IMAGE" "$HERE/Dockerfile.agent" "EVAL_IMAGE=$EVAL_IMAGE"
 
 log "built in $((SECONDS - started)) s:"
 for line in "${summary[@]}"; do log "  $line"; done
+cublas="$(docker image inspect -f '{{index .Config.Labels "org.cudaenv.cuda-base.cublas"}}' \
+  "$EVAL_IMAGE")"
+if [[ -z "$cublas" ]]; then
+  log "WARNING: $EVAL_IMAGE and $AGENT_IMAGE have NO cuBLAS: cublas problems do not build in them"
+else
+  log "cuBLAS in $EVAL_IMAGE and $AGENT_IMAGE: $cublas"
+fi
 if [[ "$REQUIRE_SANITIZER" != 1 ]]; then
   log "WARNING: $EVAL_IMAGE and $AGENT_IMAGE have NO compute-sanitizer (the host toolkit lacks it)"
 fi

@@ -5,7 +5,9 @@ Built without a registry by docker/build-cuda-images.sh (``cudaenv-eval:local`` 
 the two Dockerfiles with CUDAENV_CUDA_EVAL_IMAGE / CUDAENV_CUDA_AGENT_IMAGE. Checks: the
 toolkit works as the sandbox user, the profiler baked in at build time is found without
 compiling, bundled CUDA problems' reference solutions grade in the image (compiled, GPU stages
-skipped without a GPU; passed with one), and the agent CLIs are there at their pinned versions.
+skipped without a GPU; passed with one), the cublas problems too where the image has cuBLAS
+(a local base adds it from the nvidia-cublas wheel and names its version in the label
+org.cudaenv.cuda-base.cublas), and the agent CLIs are there at their pinned versions.
 Skipped when the images are missing: too heavy to build in CI.
 """
 
@@ -32,6 +34,34 @@ EVAL_IMAGE = os.environ.get("CUDAENV_CUDA_EVAL_IMAGE", "cudaenv-eval:local")
 AGENT_IMAGE = os.environ.get("CUDAENV_CUDA_AGENT_IMAGE", "cudaenv-agent:local")
 # One reference solution per group that the image's toolkit alone must build (no cuBLAS).
 PROBLEMS = ["fused-axpby", "thrust-transform-reduce"]
+# The bundled problems whose build links -lcublas: cuBLAS headers and libraries in the toolkit.
+CUBLAS_PROBLEMS = [
+    "cublas-axpy-dot",
+    "cublas-batched-gemm",
+    "cublas-gemv-rows",
+    "cublas-sgemm-bias",
+]
+# docker/build-cuda-base.sh: the nvidia-cublas version added, "toolkit", or "" (no cuBLAS).
+CUBLAS_LABEL = "org.cudaenv.cuda-base.cublas"
+
+# Headers, the link-time name and the loader: prints the library's version, no GPU needed.
+CUBLAS_VERSION_CHECK = textwrap.dedent(
+    """
+    #include <cstdio>
+    #include <cublas_v2.h>
+
+    int main() {
+      int major = 0, minor = 0, patch = 0;
+      if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+          cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
+          cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS) {
+        return 1;
+      }
+      std::printf("%d.%d.%d\\n", major, minor, patch);
+      return 0;
+    }
+    """
+)
 
 # Fails if build_profiler() would compile: the library must come from the image's cache.
 PROFILER_CHECK = textwrap.dedent(
@@ -63,6 +93,26 @@ def _image_labels(image: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def eval_labels() -> dict[str, str]:
     return _image_labels(EVAL_IMAGE)
+
+
+@pytest.fixture(scope="module")
+def cublas_version(eval_labels: dict[str, str]) -> str | None:
+    """The cuBLAS version the image's label names ("toolkit" when its toolkit had its own;
+    None for an image on a real nvidia/cuda devel base, which has cuBLAS); skips when the image
+    was built without cuBLAS."""
+    if CUBLAS_LABEL in eval_labels:
+        if not eval_labels[CUBLAS_LABEL]:
+            pytest.skip(
+                f"{EVAL_IMAGE} has no cuBLAS (label {CUBLAS_LABEL}=''): its base toolkit has none "
+                "and docker/build-cuda-base.sh had no nvidia-cublas pin for it (CUBLAS_VERSION)"
+            )
+        return eval_labels[CUBLAS_LABEL]
+    if "org.cudaenv.cuda-base.version" in eval_labels:
+        pytest.skip(
+            f"{EVAL_IMAGE} is on a local CUDA base built before it carried cuBLAS (no label "
+            f"{CUBLAS_LABEL}); rebuild it with docker/build-cuda-images.sh"
+        )
+    return None
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +165,7 @@ def test_profiler_is_prebuilt(eval_box: DockerSandbox) -> None:
     assert found.ld_library_path.startswith("/usr/local/cuda/"), found  # the image's libcupti
 
 
-@pytest.mark.parametrize("task_id", PROBLEMS)
-def test_reference_solution_grades_in_the_image(eval_labels: dict[str, str], task_id: str) -> None:
+def _grade_reference_solution(task_id: str) -> None:
     problem = cudaenv.load_suite("builtin")[task_id]
     options: dict[str, object] = {"image": EVAL_IMAGE}
     if has_gpu():
@@ -132,6 +181,33 @@ def test_reference_solution_grades_in_the_image(eval_labels: dict[str, str], tas
         assert verdict.passed is None and verdict.failure is None, verdict
         assert verdict.reason == "compiled; GPU stages skipped (no GPU)"
         assert verdict.stages["test"].status == "skipped"
+
+
+@pytest.mark.parametrize("task_id", PROBLEMS)
+def test_reference_solution_grades_in_the_image(eval_labels: dict[str, str], task_id: str) -> None:
+    _grade_reference_solution(task_id)
+
+
+@pytest.mark.parametrize("task_id", CUBLAS_PROBLEMS)
+def test_cublas_reference_solution_grades_in_the_image(
+    cublas_version: str | None, task_id: str
+) -> None:
+    """Builds with the problem's own command (``nvcc ... -lcublas``) and the image's toolkit."""
+    _grade_reference_solution(task_id)
+
+
+def test_cublas_links_and_loads(eval_box: DockerSandbox, cublas_version: str | None) -> None:
+    """cublas_v2.h on nvcc's include path, libcublas.so where it links, libcublas.so.<major>
+    and libcublasLt.so.<major> where the loader finds them (ld.so.conf, no LD_LIBRARY_PATH),
+    at the version the image's label names."""
+    eval_box.write_file("cublas_version.cu", CUBLAS_VERSION_CHECK)
+    res = eval_box.exec(
+        "nvcc -o cublas_version cublas_version.cu -lcublas && ./cublas_version", timeout=180
+    )
+    assert res.ok, res
+    loaded = res.stdout.strip()
+    if cublas_version not in (None, "toolkit"):
+        assert f"{cublas_version}.".startswith(f"{loaded}."), (loaded, cublas_version)
 
 
 @pytest.mark.parametrize("name", ["claude-code", "opencode"])
