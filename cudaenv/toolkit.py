@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -92,6 +93,18 @@ def gpu_info() -> GpuInfo | None:
         return None
     name, _, driver = (part.strip() for part in line.partition(","))
     return GpuInfo(name=name, driver=driver, toolkit=toolkit_version() or "unknown")
+
+
+def cpu_identity() -> GpuInfo:
+    """The timing context of a benchmark that runs on the CPU (a CPU-only problem, no GPU
+    needed): the processor model stands where the GPU's name would."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return GpuInfo(name=f"cpu: {model}", driver="", toolkit=toolkit_version() or "unknown")
 
 
 def has_gpu() -> bool:

@@ -35,13 +35,14 @@ from cudaenv.grading.static_checks import analyse
 from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
 from cudaenv.grading.verdict import StageResult, Timing, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
-from cudaenv.problems.model import Problem, SourceFile
+from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming, SourceFile
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
-from cudaenv.toolkit import gpu_info
+from cudaenv.toolkit import cpu_identity, gpu_info
 
 Mode = Literal["solve", "optimize", "repair"]
 SandboxFactory = Callable[[], Sandbox]
+CLOCK_TIMINGS = (ProcessTiming, CustomTiming)  # timing modes the grader's clock takes
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 
@@ -329,11 +330,14 @@ class _Grading:
                 status="skipped", reason="problem has no benchmark_command"
             )
             return
-        if self.gpu is None:
+        device = self.gpu
+        if device is None and p.cpu_only and isinstance(p.timing_mode, CLOCK_TIMINGS):
+            device = cpu_identity()  # a CPU-only problem: its benchmark needs no GPU
+        if device is None:
             v.stages["benchmark"] = StageResult(status="skipped", reason="no GPU")
             return
         cache = BaselineCache()
-        key = baseline_key(p, self.gpu)
+        key = baseline_key(p, device)
         cached = None if self.force_baseline else cache.get(key)
         base_box = None
         if cached is None and p.baseline_solution is not None:
@@ -354,7 +358,7 @@ class _Grading:
         sol: list[float] = []
         base: list[float] = []
         stage: StageResult | None = None
-        with gpu_lease():
+        with gpu_lease(None if self.gpu else "cpu"):
             for _ in range(self.rounds):
                 m = measure(box, p, env=self.test_env(box), timeout=self.timeout, token=self.token)
                 stage = m.stage
@@ -383,7 +387,8 @@ class _Grading:
             v.stages["benchmark"] = stage
             self.fail(f"benchmark {stage.status}: {stage.reason}")
             return
-        v.stages["benchmark"] = stage.model_copy(update={"seconds": stage.seconds})
+        where = None if self.gpu else f"timed on the CPU ({device.name})"
+        v.stages["benchmark"] = stage.model_copy(update={"reason": stage.reason or where})
         v.solution_timing = summarise(sol, p.timing_mode.type)
         v.solution_ms = v.solution_timing.median_ms
         baseline: Timing | None = cached

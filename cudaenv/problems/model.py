@@ -238,6 +238,12 @@ class Problem(BaseModel):
         return bool(getattr(self.metadata, "requires_gpu", True))
 
     @property
+    def cpu_only(self) -> bool:
+        """A cuda_cpp problem whose tests need no GPU (``metadata.requires_gpu: false``): its
+        benchmark, in a timing mode the grader's clock takes, runs on the CPU too."""
+        return self.problem_type != "cuda_python" and not self.needs_gpu
+
+    @property
     def has_benchmark(self) -> bool:
         return bool(self.benchmark_command)
 
