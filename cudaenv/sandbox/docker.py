@@ -113,6 +113,20 @@ def _engine(what: str) -> Iterator[None]:
         raise SandboxError(f"{what}: {problem}: {exc}") from exc
 
 
+@contextmanager
+def _gpu_runtime_hint(gpus: int | list[int | str] | None) -> Iterator[None]:
+    """Name the missing piece when GPUs were asked of an engine that cannot give any."""
+    try:
+        yield
+    except SandboxError as exc:
+        if gpus is not None and "could not select device driver" in str(exc):
+            raise SandboxError(
+                f"GPUs were requested (gpus={gpus!r}) but this Docker engine has no GPU runtime; "
+                f"install the NVIDIA Container Toolkit and restart dockerd ({exc})"
+            ) from exc
+        raise
+
+
 _clients: dict[str | None, Any] = {}
 _clients_lock = threading.Lock()
 
@@ -240,7 +254,7 @@ class _Container:
         if not opts.network:
             kwargs["network_mode"] = "none"
         fsize = lim.file_size_mb * 1024 * 1024
-        with _engine(f"starting container from {opts.image}"):
+        with _gpu_runtime_hint(opts.gpus), _engine(f"starting container from {opts.image}"):
             self.container = self.client.containers.run(
                 opts.image,
                 ["python3", "-I", "-S", SERVER_PATH, f"{RUN_DIR}/exec.sock", WORKSPACE],
@@ -365,8 +379,14 @@ class _Container:
             time.sleep(0.001)
 
     def discard(self) -> None:
-        """Best-effort remove after a failed start, never masking the original error."""
+        """Best-effort remove after a failed start, never masking the original error. A
+        container the engine created but could not start (``containers.run`` raised, e.g. GPUs
+        without a GPU runtime) is found by its name."""
         with suppress(SandboxError):
+            if self.container is None:
+                docker = _docker()
+                with _engine(f"removing container {self.name}"), suppress(docker.errors.NotFound):
+                    self.client.containers.get(self.name).remove(force=True)
             self.remove()
 
     def remove(self) -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -195,3 +196,18 @@ def test_reap_orphans_removes_dead_owner(client: object) -> None:
         assert container.name in removed
         assert alive.container_name not in removed
         assert alive.exec("true", timeout=10).ok
+
+
+@pytest.mark.parametrize("gpus", [1, -1, ["0"], ["GPU-00000000-0000-0000-0000-000000000000"]])
+def test_gpu_request_without_a_gpu_runtime(client: object, gpus: object) -> None:
+    """GPUs go to the engine as device requests (a count, or device ids). An engine without
+    the NVIDIA runtime refuses them: a clear error naming what is missing, and nothing left."""
+    runtimes = client.info().get("Runtimes", {})  # type: ignore[attr-defined]
+    if "nvidia" in runtimes:
+        pytest.skip("this engine has the NVIDIA runtime: the request would succeed")
+    pool = f"gpu-test-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(SandboxError, match="NVIDIA Container Toolkit") as info:
+        DockerSandbox(image=TEST_IMAGE, gpus=gpus, pool=pool)
+    assert f"gpus={gpus!r}" in str(info.value)
+    left = client.containers.list(all=True, filters={"label": f"{LABEL_POOL}={pool}"})  # type: ignore[attr-defined]
+    assert left == []
