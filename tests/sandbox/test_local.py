@@ -549,3 +549,20 @@ def test_python_in_the_sandbox_is_the_hosts_virtualenv(tmp_path: Path) -> None:
     lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
     assert lines["HOST"] == str(venv)
     assert lines["INSIDE"].split()[0] == str(venv), out
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
+def test_cuda_visible_devices_passes_through(
+    isolation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host's GPU selection reaches commands (the GPU run itself: test_local_gpu.py)."""
+    if isolation == "bubblewrap" and not _probe_bwrap():
+        pytest.skip("bubblewrap is not usable here")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    monkeypatch.setenv("NVIDIA_VISIBLE_DEVICES", "all")
+    with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
+        out = box.exec('echo "$CUDA_VISIBLE_DEVICES|$NVIDIA_VISIBLE_DEVICES"', timeout=10)
+        assert out.stdout == "1,0|all\n"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
+        assert box.exec('echo "[$CUDA_VISIBLE_DEVICES]"', timeout=10).stdout == "[]\n"
