@@ -306,6 +306,7 @@ class _Grading:
         outputs: list[str] = []
         total = 0.0
         for tool in self.sanitizer:
+            box.kill_processes()  # escape: nothing the test run left behind runs on
             cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {self.problem.test_command}"
             stage, _ = run_stage(
                 box, cmd, timeout=self.timeout * 10, env=self.test_env(box), token=self.token
@@ -360,6 +361,9 @@ class _Grading:
         stage: StageResult | None = None
         with gpu_lease(None if self.gpu else "cpu"):
             for _ in range(self.rounds):
+                # speed: a process left by an earlier run (the tests, a previous round) could
+                # load the GPU during the baseline's timed runs or tamper with the next one
+                box.kill_processes()
                 m = measure(box, p, env=self.test_env(box), timeout=self.timeout, token=self.token)
                 stage = m.stage
                 v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
@@ -367,6 +371,7 @@ class _Grading:
                     break
                 sol.append(m.ms)
                 if base_box is not None:
+                    base_box.kill_processes()
                     bm: Measurement = measure(
                         base_box,
                         p,

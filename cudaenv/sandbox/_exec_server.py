@@ -7,7 +7,7 @@ is started as ``python3 -I -S /opt/cudaenv/exec_server.py SOCKET WORKSPACE`` fro
 read-only mount, so a reset can re-exec it from pristine code.
 
 Protocol: one JSON request line per connection, one JSON response line back. Bytes travel
-base64-encoded. Ops: ``ping``, ``exec``, ``write``, ``read``, ``list``, ``reset``.
+base64-encoded. Ops: ``ping``, ``exec``, ``write``, ``read``, ``list``, ``killall``, ``reset``.
 """
 
 import base64
@@ -210,14 +210,19 @@ class Server:
             if not found:
                 break
 
-    def op_reset(self, req):
-        """Kill every other process of this user, wipe the writable dirs, re-exec."""
+    def op_killall(self, req):
+        """Kill every other process of this user (all we may signal, except ourselves)."""
         for _ in range(5):
             try:
-                os.kill(-1, signal.SIGKILL)  # all processes we may signal, except ourselves
+                os.kill(-1, signal.SIGKILL)
             except ProcessLookupError:
                 break
             time.sleep(0.002)
+        return {}
+
+    def op_reset(self, req):
+        """Kill every other process of this user, wipe the writable dirs, re-exec."""
+        self.op_killall(req)
         for top in (self.workspace, *WIPE_DIRS, os.path.dirname(self.sock_path)):
             wipe(top, keep=self.sock_path)
         return {"reexec": True, "boot": BOOT}

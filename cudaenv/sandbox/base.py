@@ -120,6 +120,13 @@ class Sandbox(ABC):
         """Every regular file in the workspace, as sorted relative POSIX paths."""
 
     @abstractmethod
+    def kill_processes(self) -> None:
+        """Kill every process earlier commands left running (background jobs, daemons); the
+        workspace stays and the sandbox stays usable. The grader calls it between stages so
+        nothing a solution started can outlive its stage (exploit class: a process left by
+        the test run that slows the baseline's timed runs or tampers with the benchmark)."""
+
+    @abstractmethod
     def close(self) -> None:
         """Kill every process the sandbox started and remove its workspace."""
 

@@ -519,6 +519,10 @@ class DockerSandbox(Sandbox):
     def list_files(self) -> list[str]:
         return list(self._call({"op": "list"})["files"])
 
+    def kill_processes(self) -> None:
+        """The exec server kills every other process of the sandbox user (it stays up)."""
+        self._call({"op": "killall"}, timeout=30.0)
+
     def close(self) -> None:
         box, self._box = self._box, None
         if box is None:

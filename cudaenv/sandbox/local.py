@@ -301,6 +301,14 @@ class LocalSandbox(Sandbox):
         """The workspace on the host (what the grader copies files in and out of)."""
         return self._state.root / "workspace"
 
+    def kill_processes(self) -> None:
+        """Stop the sandbox's runtime, which takes every process in it down (the pid namespace
+        with bubblewrap, the cgroups or the marker otherwise); the next command starts a fresh
+        one over the same workspace (a few ms; its private /tmp starts empty)."""
+        with self._lock:
+            self._check_open()
+            _stop_runtime(self._state)
+
     def close(self) -> None:
         self._finalizer()
 

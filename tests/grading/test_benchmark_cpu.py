@@ -87,3 +87,32 @@ def test_solve_mode_does_not_benchmark_unless_asked(problem: Problem) -> None:
     assert "benchmark" not in v.stages and v.speedup is None
     v = cudaenv.grade(problem, {"solution.cpp": CPU_SOLUTION}, benchmark=True, rounds=1)
     assert v.stages["benchmark"].status == "ok" and v.speedup is not None
+
+
+def test_nothing_from_the_test_run_outlives_it(tmp_path: Path, monkeypatch) -> None:
+    """A process the test stage leaves running (here the problem's own test command starts
+    one, as a solution that slipped past the static checks might) is gone before any timed
+    run: otherwise it could load the machine during the baseline's runs."""
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    leftover = "(exec -a cudaenv-leftover sleep 300 &)"
+    check = "if pgrep -f 'cudaenv-leftove[r]' >/dev/null; then echo LEFTOVER; exit 3; fi"
+    root = write_problem(
+        tmp_path / "suite",
+        "cpu-leftover",
+        spec={
+            "build_command": "g++ -O1 -I include -o test.out solution.cpp test/test_main.cpp",
+            "test_command": f"./test.out; s=$?; {leftover}; exit $s",
+            "benchmark_command": f"{check}; ./test.out",
+            "metadata": {"difficulty": "easy", "tags": ["cpu"], "requires_gpu": False},
+        },
+        files={
+            "context/include/add.h": CPU_HEADER,
+            "test/test_main.cpp": CPU_TEST,
+            "solution/solution.cpp": CPU_SOLUTION,
+            "baseline/solution.cpp": SLOW_SOLUTION,
+        },
+    )
+    problem = load_suite(root.parent)["cpu-leftover"]
+    v = cudaenv.grade(problem, {"solution.cpp": CPU_SOLUTION}, mode="optimize", rounds=2)
+    assert v.stages["benchmark"].status == "ok", v.stages["benchmark"]
+    assert v.speedup is not None and v.speedup > 2

@@ -211,3 +211,12 @@ def test_gpu_request_without_a_gpu_runtime(client: object, gpus: object) -> None
     assert f"gpus={gpus!r}" in str(info.value)
     left = client.containers.list(all=True, filters={"label": f"{LABEL_POOL}={pool}"})  # type: ignore[attr-defined]
     assert left == []
+
+
+def test_kill_processes_keeps_server_and_files(sb: DockerSandbox) -> None:
+    sb.write_file("keep.txt", "still here")
+    sb.exec("(sleep 1000 &) ; (sleep 1001 &)", timeout=10)
+    assert "sleep 100" in sb.exec("ps -eo args", timeout=10).stdout
+    sb.kill_processes()
+    assert "sleep 100" not in sb.exec("ps -eo args", timeout=10).stdout
+    assert sb.exec("cat keep.txt", timeout=10).stdout == "still here"

@@ -566,3 +566,27 @@ def test_cuda_visible_devices_passes_through(
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
         assert box.exec('echo "[$CUDA_VISIBLE_DEVICES]"', timeout=10).stdout == "[]\n"
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
+def test_kill_processes_keeps_the_workspace(isolation: str) -> None:
+    if isolation == "bubblewrap" and not _probe_bwrap():
+        pytest.skip("bubblewrap is not usable here")
+    tag = f"cudaenv-kp-{uuid.uuid4().hex[:8]}"
+    with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
+        box.write_file("keep.txt", "still here")
+        box.exec(f"(exec -a {tag} sleep 300 &) ; (exec -a {tag} sleep 300 &)", timeout=10)
+        assert tag in _host_cmdlines()
+        box.kill_processes()
+        assert tag not in _host_cmdlines()
+        assert box.exec("cat keep.txt", timeout=10).stdout == "still here"
+        box.kill_processes()  # twice, and on an idle runtime: harmless
+        assert box.exec("echo ok", timeout=10).stdout == "ok\n"
+
+
+def _host_cmdlines() -> str:
+    out = []
+    for pid in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            out.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return "\n".join(out)
