@@ -45,6 +45,26 @@ def _progress() -> Progress:
     )
 
 
+ImageOption = Annotated[
+    str | None, typer.Option("--image", help="docker sandbox: the image (default: the eval image)")
+]
+GpusOption = Annotated[
+    int | None, typer.Option("--gpus", help="docker sandbox: GPUs per container (-1: all)")
+]
+
+
+def _sandbox_options(sandbox: str, image: str | None, gpus: int | None) -> dict[str, object]:
+    """Options for the docker sandbox from the CLI; other backends take none of them."""
+    opts: dict[str, object] = {}
+    if image is not None:
+        opts["image"] = image
+    if gpus is not None:
+        opts["gpus"] = gpus
+    if opts and sandbox != "docker":
+        raise typer.BadParameter("--image and --gpus apply to --sandbox docker only")
+    return opts
+
+
 @app.command("grade")
 @_friendly
 def grade_cmd(
@@ -57,6 +77,8 @@ def grade_cmd(
     k: Annotated[str, typer.Option("--k", help="comma-separated k for pass@k")] = "1",
     mode: Annotated[str, typer.Option("--mode")] = "solve",
     sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
+    image: ImageOption = None,
+    gpus: GpusOption = None,
 ) -> None:
     """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable)."""
     from cudaenv.grading.grader import grade
@@ -64,6 +86,7 @@ def grade_cmd(
     from cudaenv.problems.loader import load_suite
     from cudaenv.rollout.store import ResultStore
 
+    options = _sandbox_options(sandbox, image, gpus)
     suite = load_suite(source)
     sols = _solutions_from(solutions)
     ks = [int(x) for x in _split(k) or ["1"]]
@@ -84,7 +107,13 @@ def grade_cmd(
     def run(job: tuple[str, int, Solution]) -> dict:
         key, sample, sol = job
         problem = suite[sol.task_id]
-        verdict = grade(problem, sol, mode=mode, sandbox=sandbox)  # type: ignore[arg-type]
+        verdict = grade(
+            problem,
+            sol,
+            mode=mode,  # type: ignore[arg-type]
+            sandbox=sandbox,
+            sandbox_options=options,
+        )
         return {
             "key": key,
             "task_id": sol.task_id,
@@ -126,16 +155,25 @@ def validate(
         Path | None, typer.Option("--json", help="also write the rows as JSON")
     ] = None,
     rounds: Annotated[int, typer.Option("--rounds", help="benchmark rounds (GPU)")] = 3,
+    image: ImageOption = None,
+    gpus: GpusOption = None,
 ) -> None:
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
     from cudaenv.grading.validate import validate_problem
     from cudaenv.problems.loader import load_suite
 
+    options = _sandbox_options(sandbox, image, gpus)
+
     suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
     rows = []
     with _progress() as bar, ThreadPoolExecutor(workers) as pool:
         task = bar.add_task("validating", total=len(suite))
-        futs = [pool.submit(validate_problem, p, sandbox=sandbox, rounds=rounds) for p in suite]
+        futs = [
+            pool.submit(
+                validate_problem, p, sandbox=sandbox, sandbox_options=options, rounds=rounds
+            )
+            for p in suite
+        ]
         for fut in as_completed(futs):
             rows.append(fut.result())
             bar.advance(task)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cudaenv.cli import app
@@ -92,3 +94,27 @@ def test_validate_passes_good_and_fails_broken_suite(tmp_path: Path, cpu_problem
     assert bad.exit_code == 1
     (row,) = json.loads((tmp_path / "b.json").read_text())
     assert not row["ok"] and "reference fails its tests" in row["problem"]
+
+
+def test_image_and_gpus_need_the_docker_sandbox(tmp_path: Path, cpu_problem_dir: Path) -> None:
+    for cmd in (["validate", str(cpu_problem_dir.parent)], ["grade", str(tmp_path)]):
+        result = runner.invoke(app, [*cmd, "--image", "some:image"])
+        assert result.exit_code == 2 and "--sandbox docker only" in result.output
+
+
+@pytest.mark.docker
+def test_validate_in_a_chosen_image(tmp_path: Path) -> None:
+    """The gate runs in the image a cluster would use (here the CPU eval image, whose
+    numba-cuda simulator runs a cuda_python problem fully)."""
+    image = os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest")
+    docker = pytest.importorskip("docker", reason="the docker extra is not installed")
+    try:
+        docker.from_env().images.get(image)
+    except Exception as exc:  # engine down or image missing
+        pytest.skip(f"image {image} unavailable ({exc}); build it with docker/build-images.sh")
+    out = tmp_path / "v.json"
+    args = ["validate", "builtin", "--ids", "py-vector-add", "--sandbox", "docker"]
+    result = runner.invoke(app, [*args, "--image", image, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(out.read_text())
+    assert row["ok"] and row["reference"] == "passed" and row["nop"].startswith("failed")

@@ -3,6 +3,9 @@ the baseline passes and is not faster than the reference beyond noise, the NOP f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel
 
 from cudaenv.grading.grader import grade
@@ -40,8 +43,16 @@ def nop_solution(problem: Problem) -> Solution:
     return Solution(task_id=problem.task_id, files=[SourceFile(path=p, content="") for p in paths])
 
 
-def validate_problem(problem: Problem, *, sandbox: str = "local", rounds: int = 3) -> ValidationRow:
-    gpu = has_gpu()
+def validate_problem(
+    problem: Problem,
+    *,
+    sandbox: str = "local",
+    sandbox_options: Mapping[str, Any] | None = None,
+    rounds: int = 3,
+) -> ValidationRow:
+    opts = dict(sandbox_options or {})
+    # a container sees a GPU only when it asks for one
+    gpu = has_gpu() and (sandbox != "docker" or opts.get("gpus") not in (None, 0))
     bench = gpu and problem.has_benchmark and problem.baseline_solution is not None
     issues: list[str] = []
     verdicts: dict[str, Verdict] = {}
@@ -58,6 +69,7 @@ def validate_problem(problem: Problem, *, sandbox: str = "local", rounds: int = 
         problem,
         problem.solution,
         sandbox=sandbox,
+        sandbox_options=opts,
         benchmark=bench,
         rounds=rounds,
         force_baseline=True,
@@ -68,7 +80,7 @@ def validate_problem(problem: Problem, *, sandbox: str = "local", rounds: int = 
         issues.append("reference does not build")
     elif can_run and not ref.passed:
         issues.append("reference fails its tests")
-    nop = grade(problem, nop_solution(problem), sandbox=sandbox)
+    nop = grade(problem, nop_solution(problem), sandbox=sandbox, sandbox_options=opts)
     verdicts["nop"] = nop
     if nop.passed or (nop.passed is None and not can_run and nop.compiled):
         issues.append(
@@ -78,7 +90,13 @@ def validate_problem(problem: Problem, *, sandbox: str = "local", rounds: int = 
         )
     row_baseline = "-"
     if problem.baseline_solution is not None:
-        base = grade(problem, problem.baseline_solution, sandbox=sandbox, check_references=False)
+        base = grade(
+            problem,
+            problem.baseline_solution,
+            sandbox=sandbox,
+            sandbox_options=opts,
+            check_references=False,
+        )
         verdicts["baseline"] = base
         row_baseline = _describe(base)
         if not base.compiled:
