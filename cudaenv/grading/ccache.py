@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import secrets
 import shlex
 import shutil
 import sys
@@ -81,7 +82,7 @@ def shim_dir() -> Path:
     path = cache_dir() / "ccache-shim" / digest
     target = path / "nvcc"
     if not target.is_file():
-        tmp = path.with_name(f"{digest}.{os.getpid()}.tmp")
+        tmp = path.with_name(f"{digest}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # per thread
         tmp.mkdir(parents=True, exist_ok=True)
         (tmp / "nvcc").write_text(text)
         (tmp / "nvcc").chmod(0o755)
