@@ -4,21 +4,24 @@
 #   + this host's CUDA toolkit (CUDA_SRC, default /usr/local/cuda, symlinks resolved)
 #   + cuBLAS where the toolkit lacks it, from NVIDIA's nvidia-cublas wheel at the version the
 #     toolkit's CUDA release ships (headers, libcublas*.so and their links, as in a devel image)
+#   + NVRTC likewise, from the nvidia-cuda-nvrtc wheel (nvrtc.h, libnvrtc*.so, libnvrtc-builtins*)
 #   + the environment of nvidia/cuda:<v>-devel (CUDA_VERSION, PATH, LD_LIBRARY_PATH, ld.so.conf,
 #     NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES, ...) and g++ for nvcc
 #   -> cudaenv-cuda-base:<release> (e.g. cudaenv-cuda-base:13.0), see docker/Dockerfile.cuda-base.
 # The toolkit directory is the build context, so nothing is staged on disk. The image records a
 # fingerprint of its inputs (the toolkit's file names, sizes and times, the Dockerfile, the
-# cuBLAS pin): a rerun with the same inputs does nothing, a changed one rebuilds, FORCE=1
+# cuBLAS and NVRTC pins): a rerun with the same inputs does nothing, a changed one rebuilds, FORCE=1
 # rebuilds without the layer cache. The cuBLAS wheel is downloaded by pip inside the build
 # (host networking, like apt): an exact version from PyPI is the same bytes on any machine,
 # where the host's own nvidia-cublas (the optional `cublas` extra, unpinned) may be missing or
 # of another CUDA release. The label org.cudaenv.cuda-base.cublas says what the image has: the
-# wheel's version, "toolkit" (the toolkit's own cuBLAS) or empty (none).
+# wheel's version, "toolkit" (the toolkit's own cuBLAS) or empty (none); likewise
+# org.cudaenv.cuda-base.nvrtc for NVRTC (which libcublasLt loads at run time).
 # Prints the image name on stdout (logs go to stderr), for docker/build-cuda-images.sh.
 # Environment: CUDA_SRC, CUDA_BASE_IMAGE (the tag to build), BASE_IMAGE (the Debian base),
 # CUBLAS_VERSION (overrides the pin; empty adds no cuBLAS), CUBLAS_PACKAGE (default
-# nvidia-cublas; nvidia-cublas-cu12 for a CUDA 12 toolkit), EXTRA_CA_CERTS (as in
+# nvidia-cublas; nvidia-cublas-cu12 for a CUDA 12 toolkit), NVRTC_VERSION / NVRTC_PACKAGE (the
+# same for nvidia-cuda-nvrtc / nvidia-cuda-nvrtc-cu12), EXTRA_CA_CERTS (as in
 # docker/build-images.sh: the host's added CA certificates by default, trusted by that pip).
 set -euo pipefail
 
@@ -40,12 +43,17 @@ CUDA_DIR="$(basename "$TOOLKIT")"
 [[ "$CUDA_DIR" == cuda-* ]] || CUDA_DIR="cuda-$CUDA_RELEASE"
 CUDA_BASE_IMAGE="${CUDA_BASE_IMAGE:-cudaenv-cuda-base:$CUDA_RELEASE}"
 
-# The nvidia-cublas version each toolkit's CUDA release ships, keyed by nvcc's version: the pin
-# of the cuda-toolkit==<release> wheel on PyPI (its `cublas` extra). Add a line for another
-# toolkit, or set CUBLAS_VERSION.
+# The nvidia-cublas and nvidia-cuda-nvrtc versions each toolkit's CUDA release ships, keyed by
+# nvcc's version: the pins of the cuda-toolkit==<release> wheel on PyPI (its `cublas` and `nvrtc`
+# extras). Add a line for another toolkit, or set CUBLAS_VERSION / NVRTC_VERSION.
 cublas_pin() {
   case "$1" in
     13.0.88) echo 13.1.0.3 ;;  # CUDA 13.0 Update 2 (cuda-toolkit==13.0.2)
+  esac
+}
+nvrtc_pin() {
+  case "$1" in
+    13.0.88) echo 13.0.88 ;;  # CUDA 13.0 Update 2 (cuda-toolkit==13.0.2)
   esac
 }
 CUBLAS_PACKAGE="${CUBLAS_PACKAGE:-nvidia-cublas}"
@@ -55,8 +63,16 @@ else
   [[ -n "${CUBLAS_VERSION+set}" ]] || CUBLAS_VERSION="$(cublas_pin "$CUDA_VERSION")"
   CUBLAS_LABEL="$CUBLAS_VERSION"
 fi
-# Where the wheel's files land, relative to the toolkit root with symlinks resolved (the
-# directories nvcc's -I/-L, lib64 and ld.so.conf reach, whatever the toolkit's layout).
+NVRTC_PACKAGE="${NVRTC_PACKAGE:-nvidia-cuda-nvrtc}"
+if compgen -G "$TOOLKIT/lib64/libnvrtc.so*" >/dev/null; then
+  NVRTC_VERSION="" NVRTC_LABEL=toolkit
+else
+  [[ -n "${NVRTC_VERSION+set}" ]] || NVRTC_VERSION="$(nvrtc_pin "$CUDA_VERSION")"
+  NVRTC_LABEL="$NVRTC_VERSION"
+fi
+# Where the wheels' files land (cuBLAS and NVRTC alike), relative to the toolkit root with
+# symlinks resolved (the directories nvcc's -I/-L, lib64 and ld.so.conf reach, whatever the
+# toolkit's layout).
 toolkit_dir() {
   local dir
   dir="$(readlink -f "$TOOLKIT/$1")"
@@ -75,11 +91,12 @@ if [[ -z "${EXTRA_CA_CERTS+set}" ]]; then
 fi
 
 # Names, sizes, modification times and link targets of every file in the toolkit, the cuBLAS
-# wheel added and the Dockerfile's instructions (comment lines aside: editing them rebuilds
-# nothing, where a new base image would rebuild the eval and agent images on it).
+# and NVRTC wheels added and the Dockerfile's instructions (comment lines aside: editing them
+# rebuilds nothing, where a new base image would rebuild the eval and agent images on it).
 FINGERPRINT="$({
   (cd "$TOOLKIT" && find . -printf '%P %s %T@ %l\n' | LC_ALL=C sort)
   echo "cublas: $CUBLAS_PACKAGE==$CUBLAS_VERSION -> $CUBLAS_INCLUDE_DIR $CUBLAS_LIB_DIR"
+  echo "nvrtc: $NVRTC_PACKAGE==$NVRTC_VERSION -> $CUBLAS_INCLUDE_DIR $CUBLAS_LIB_DIR"
   grep -vE '^[[:space:]]*#' "$HERE/Dockerfile.cuda-base"
 } | sha256sum | cut -c1-16)"
 
@@ -91,7 +108,7 @@ if [[ "${FORCE:-0}" != 1 ]] && have_image "$CUDA_BASE_IMAGE"; then
     echo "$CUDA_BASE_IMAGE"
     exit 0
   fi
-  log "$CUDA_BASE_IMAGE was built from another toolkit, Dockerfile or cuBLAS pin" \
+  log "$CUDA_BASE_IMAGE was built from another toolkit, Dockerfile or cuBLAS/NVRTC pin" \
     "(fingerprint ${built:-none}, now $FINGERPRINT); rebuilding"
 fi
 
@@ -105,7 +122,8 @@ started=$SECONDS
 args=(--network host -t "$CUDA_BASE_IMAGE" -f "$HERE/Dockerfile.cuda-base")
 [[ "${FORCE:-0}" == 1 ]] && args+=(--no-cache)
 log "docker build -> $CUDA_BASE_IMAGE (toolkit $TOOLKIT, CUDA $CUDA_VERSION," \
-  "cuBLAS ${CUBLAS_LABEL:-none}, context $(du -sh "$TOOLKIT" | cut -f1))"
+  "cuBLAS ${CUBLAS_LABEL:-none}, NVRTC ${NVRTC_LABEL:-none}," \
+  "context $(du -sh "$TOOLKIT" | cut -f1))"
 # Host networking: the build's apt-get and pip reach the mirrors the way the host does.
 docker build "${args[@]}" \
   --build-arg "BASE_IMAGE=$BASE_IMAGE" \
@@ -118,6 +136,11 @@ docker build "${args[@]}" \
   --build-arg "CUBLAS_INCLUDE_DIR=$CUBLAS_INCLUDE_DIR" \
   --build-arg "CUBLAS_LIB_DIR=$CUBLAS_LIB_DIR" \
   --build-arg "CUBLAS_LABEL=$CUBLAS_LABEL" \
+  --build-arg "NVRTC_PACKAGE=$NVRTC_PACKAGE" \
+  --build-arg "NVRTC_VERSION=$NVRTC_VERSION" \
+  --build-arg "NVRTC_INCLUDE_DIR=$CUBLAS_INCLUDE_DIR" \
+  --build-arg "NVRTC_LIB_DIR=$CUBLAS_LIB_DIR" \
+  --build-arg "NVRTC_LABEL=$NVRTC_LABEL" \
   --build-arg "EXTRA_CA_CERTS=$EXTRA_CA_CERTS" \
   "$TOOLKIT" >&2
 size="$(docker image inspect -f '{{.Size}}' "$CUDA_BASE_IMAGE" | awk '{printf "%.0f MB", $1/1e6}')"
@@ -135,9 +158,15 @@ case "$CUBLAS_LABEL" in
        "headers in /usr/local/cuda/$CUBLAS_INCLUDE_DIR, libcublas.so and libcublasLt.so in" \
        "/usr/local/cuda/$CUBLAS_LIB_DIR; no static libcublas_static.a (the wheel has none)" ;;
 esac
-compgen -G "$TOOLKIT/lib64/libnvrtc.so*" >/dev/null \
-  || log "NOTE: no NVRTC in $TOOLKIT: nvrtc users, and cuBLASLt kernels it compiles at run" \
-       "time (it loads libnvrtc), fail on $CUDA_BASE_IMAGE"
+case "$NVRTC_LABEL" in
+  toolkit) ;;
+  "") log "NOTE: no NVRTC in $TOOLKIT and none added (no nvidia-cuda-nvrtc pin for CUDA" \
+        "$CUDA_VERSION, or NVRTC_VERSION empty): nvrtc users, and cuBLASLt kernels it compiles" \
+        "at run time (it loads libnvrtc), fail on $CUDA_BASE_IMAGE" ;;
+  *) log "NVRTC $NVRTC_VERSION added from the $NVRTC_PACKAGE wheel (not in $TOOLKIT): nvrtc.h in" \
+       "/usr/local/cuda/$CUBLAS_INCLUDE_DIR, libnvrtc.so and libnvrtc-builtins.so in" \
+       "/usr/local/cuda/$CUBLAS_LIB_DIR; no static libnvrtc_static.a (the wheel has none)" ;;
+esac
 [[ -e "$TOOLKIT/lib64/stubs/libcuda.so" ]] \
   || log "NOTE: no lib64/stubs/libcuda.so in $TOOLKIT: -lcuda links only where a driver is mounted"
 echo "$CUDA_BASE_IMAGE"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the GPU evaluation and agent images from the repository root, without a registry:
 #   cudaenv-cuda-base:<release>  docker/build-cuda-base.sh: the debootstrap base + this host's
-#                                CUDA toolkit + cuBLAS from its pip wheel where the toolkit has
-#                                none (stands in for nvidia/cuda:<v>-devel)
+#                                CUDA toolkit + cuBLAS and NVRTC from their pip wheels where the
+#                                toolkit has none (stands in for nvidia/cuda:<v>-devel)
 #   cudaenv-eval:local           docker/Dockerfile.eval  on that base
 #   cudaenv-agent:local          docker/Dockerfile.agent on cudaenv-eval:local
 # Heavy (about 2 GB, minutes): a script people run, not part of CI. Idempotent like
@@ -12,7 +12,7 @@
 # REQUIRE_SANITIZER=0 and says so loudly (set REQUIRE_SANITIZER=1 to make that an error).
 # Environment: CUDA_SRC (the toolkit, default /usr/local/cuda), EVAL_IMAGE, AGENT_IMAGE,
 # EXTRA_CA_CERTS (as in docker/build-images.sh: the host's added CA certificates by default),
-# CUBLAS_VERSION / CUBLAS_PACKAGE (see docker/build-cuda-base.sh).
+# CUBLAS_VERSION / CUBLAS_PACKAGE, NVRTC_VERSION / NVRTC_PACKAGE (see docker/build-cuda-base.sh).
 # Check the result with: python -m pytest tests/sandbox/test_cuda_images.py
 set -euo pipefail
 
@@ -67,6 +67,13 @@ if [[ -z "$cublas" ]]; then
   log "WARNING: $EVAL_IMAGE and $AGENT_IMAGE have NO cuBLAS: cublas problems do not build in them"
 else
   log "cuBLAS in $EVAL_IMAGE and $AGENT_IMAGE: $cublas"
+fi
+nvrtc="$(docker image inspect -f '{{index .Config.Labels "org.cudaenv.cuda-base.nvrtc"}}' \
+  "$EVAL_IMAGE")"
+if [[ -z "$nvrtc" ]]; then
+  log "WARNING: $EVAL_IMAGE and $AGENT_IMAGE have NO NVRTC: nvrtc users (and cuBLASLt paths) fail"
+else
+  log "NVRTC in $EVAL_IMAGE and $AGENT_IMAGE: $nvrtc"
 fi
 if [[ "$REQUIRE_SANITIZER" != 1 ]]; then
   log "WARNING: $EVAL_IMAGE and $AGENT_IMAGE have NO compute-sanitizer (the host toolkit lacks it)"

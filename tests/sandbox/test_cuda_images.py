@@ -7,7 +7,8 @@ toolkit works as the sandbox user, the profiler baked in at build time is found 
 compiling, bundled CUDA problems' reference solutions grade in the image (compiled, GPU stages
 skipped without a GPU; passed with one), the cublas problems too where the image has cuBLAS
 (a local base adds it from the nvidia-cublas wheel and names its version in the label
-org.cudaenv.cuda-base.cublas), and the agent CLIs are there at their pinned versions.
+org.cudaenv.cuda-base.cublas), NVRTC links, loads and compiles where the image has it (likewise
+from the nvidia-cuda-nvrtc wheel, label org.cudaenv.cuda-base.nvrtc), and the agent CLIs are there at their pinned versions.
 Skipped when the images are missing: too heavy to build in CI.
 """
 
@@ -43,6 +44,8 @@ CUBLAS_PROBLEMS = [
 ]
 # docker/build-cuda-base.sh: the nvidia-cublas version added, "toolkit", or "" (no cuBLAS).
 CUBLAS_LABEL = "org.cudaenv.cuda-base.cublas"
+# The same for NVRTC (nvidia-cuda-nvrtc), which libcublasLt also dlopens at run time.
+NVRTC_LABEL = "org.cudaenv.cuda-base.nvrtc"
 
 # Headers, the link-time name and the loader: prints the library's version, no GPU needed.
 CUBLAS_VERSION_CHECK = textwrap.dedent(
@@ -58,6 +61,35 @@ CUBLAS_VERSION_CHECK = textwrap.dedent(
         return 1;
       }
       std::printf("%d.%d.%d\\n", major, minor, patch);
+      return 0;
+    }
+    """
+)
+
+# nvrtc.h, -lnvrtc and the loader: prints NVRTC's version, then compiles a kernel to PTX (which
+# loads libnvrtc-builtins); neither needs a GPU.
+NVRTC_CHECK = textwrap.dedent(
+    """
+    #include <cstdio>
+    #include <nvrtc.h>
+
+    int main() {
+      int major = 0, minor = 0;
+      if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return 1;
+      std::printf("%d.%d\\n", major, minor);
+      const char *src = "extern \\"C\\" __global__ void k(float *x) { x[threadIdx.x] *= 2; }";
+      const char *opts[] = {"--gpu-architecture=compute_80"};
+      nvrtcProgram prog;
+      size_t ptx = 0;
+      if (nvrtcCreateProgram(&prog, src, "k.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) return 2;
+      nvrtcResult res = nvrtcCompileProgram(prog, 1, opts);
+      if (res != NVRTC_SUCCESS) {
+        std::printf("%s\\n", nvrtcGetErrorString(res));
+        return 3;
+      }
+      if (nvrtcGetPTXSize(prog, &ptx) != NVRTC_SUCCESS || ptx == 0) return 4;
+      nvrtcDestroyProgram(&prog);
+      std::printf("ptx\\n");
       return 0;
     }
     """
@@ -111,6 +143,26 @@ def cublas_version(eval_labels: dict[str, str]) -> str | None:
         pytest.skip(
             f"{EVAL_IMAGE} is on a local CUDA base built before it carried cuBLAS (no label "
             f"{CUBLAS_LABEL}); rebuild it with docker/build-cuda-images.sh"
+        )
+    return None
+
+
+@pytest.fixture(scope="module")
+def nvrtc_version(eval_labels: dict[str, str]) -> str | None:
+    """The NVRTC version the image's label names ("toolkit" when its toolkit had its own; None
+    for an image on a real nvidia/cuda devel base, which has NVRTC); skips when the image was
+    built without NVRTC."""
+    if NVRTC_LABEL in eval_labels:
+        if not eval_labels[NVRTC_LABEL]:
+            pytest.skip(
+                f"{EVAL_IMAGE} has no NVRTC (label {NVRTC_LABEL}=''): its base toolkit has none "
+                "and docker/build-cuda-base.sh had no nvidia-cuda-nvrtc pin for it (NVRTC_VERSION)"
+            )
+        return eval_labels[NVRTC_LABEL]
+    if "org.cudaenv.cuda-base.version" in eval_labels:
+        pytest.skip(
+            f"{EVAL_IMAGE} is on a local CUDA base built before it carried NVRTC (no label "
+            f"{NVRTC_LABEL}); rebuild it with docker/build-cuda-images.sh"
         )
     return None
 
@@ -208,6 +260,25 @@ def test_cublas_links_and_loads(eval_box: DockerSandbox, cublas_version: str | N
     loaded = res.stdout.strip()
     if cublas_version not in (None, "toolkit"):
         assert f"{cublas_version}.".startswith(f"{loaded}."), (loaded, cublas_version)
+
+
+def test_nvrtc_links_loads_and_compiles(eval_box: DockerSandbox, nvrtc_version: str | None) -> None:
+    """nvrtc.h on nvcc's include path, libnvrtc.so where it links, libnvrtc.so.<major> (what
+    libcublasLt dlopens) and libnvrtc-builtins where the loader finds them (ld.so.conf), at the
+    version the image's label names; NVRTC compiles a kernel to PTX without a GPU."""
+    eval_box.write_file("nvrtc_check.cu", NVRTC_CHECK)
+    res = eval_box.exec(
+        "nvcc -o nvrtc_check nvrtc_check.cu -lnvrtc && ./nvrtc_check"
+        " && python3 -c 'import ctypes; ctypes.CDLL(\"libnvrtc.so.13\")'"
+        " && ldd /usr/local/cuda/lib64/libcublasLt.so.13",
+        timeout=180,
+    )
+    assert res.ok, res
+    loaded, compiled, *ldd = res.stdout.splitlines()
+    assert compiled == "ptx", res.stdout
+    assert not any("not found" in line for line in ldd), res.stdout
+    if nvrtc_version not in (None, "toolkit"):
+        assert f"{nvrtc_version}.".startswith(f"{loaded}."), (loaded, nvrtc_version)
 
 
 @pytest.mark.parametrize("name", ["claude-code", "opencode"])
