@@ -5,6 +5,7 @@ same hidden harness. With the compiler cache (cudaenv.grading.ccache) the harnes
 compiled once per machine, so a new solution pays for its own sources and the link only.
 
     python bench/bench_ccache.py [--limit 8] [--samples 3] [--ids a,b]
+                                 [--sandbox docker --image cudaenv-eval:local]
 
 For each nvcc problem of the bundled suite (its reference solution, made distinct per sample
 by an appended unused static, so the build cache never answers): one build to mark the
@@ -40,8 +41,16 @@ def variant(problem: Problem, tag: str) -> dict[str, str]:
     }
 
 
-def build_s(problem: Problem, tag: str, *, cache: bool) -> float:
-    v = grade(problem, variant(problem, tag), compiler_cache=cache, test_cache=False)
+def build_s(problem: Problem, tag: str, *, cache: bool, sandbox: str, options: dict) -> float:
+    """The build stage's seconds (a docker build container's start not included)."""
+    v = grade(
+        problem,
+        variant(problem, tag),
+        compiler_cache=cache,
+        test_cache=False,
+        sandbox=sandbox,
+        sandbox_options=options,
+    )
     stage = v.stages.get("build")
     if not v.compiled or stage is None or stage.cached:
         raise RuntimeError(f"{problem.task_id}: build {v.reason}")
@@ -53,8 +62,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=8, help="first N nvcc problems (0: all)")
     parser.add_argument("--samples", type=int, default=3, help="off/on pairs per problem")
     parser.add_argument("--ids", default="", help="comma-separated task ids")
+    parser.add_argument("--sandbox", default="local", choices=["local", "docker"])
+    parser.add_argument("--image", default=None, help="docker: the image (its own ccache)")
     args = parser.parse_args()
-    if ccache.ccache_binary() is None or ccache.real_nvcc() is None:
+    options = {"image": args.image} if args.image else {}
+    if args.sandbox == "local" and (ccache.ccache_binary() is None or ccache.real_nvcc() is None):
         sys.exit("ccache or nvcc is not installed: nothing to measure")
     suite = load_suite("builtin")
     if args.ids:
@@ -68,20 +80,22 @@ def main() -> None:
     rows: list[tuple[str, float, float, float]] = []
     try:
         for p in problems:
-            build_s(p, "seen", cache=True)  # first build of the problem: plain nvcc, marked
-            fill = build_s(p, "fill", cache=True)  # harness compiled and stored
+            run = {"sandbox": args.sandbox, "options": options}
+            build_s(p, "seen", cache=True, **run)  # first build of the problem: plain, marked
+            fill = build_s(p, "fill", cache=True, **run)  # harness compiled and stored
             off, on = [], []
             for i in range(args.samples):
-                off.append(build_s(p, f"off{i}", cache=False))
-                on.append(build_s(p, f"on{i}", cache=True))
+                off.append(build_s(p, f"off{i}", cache=False, **run))
+                on.append(build_s(p, f"on{i}", cache=True, **run))
             rows.append((p.task_id, statistics.median(off), statistics.median(on), fill))
-        stats = ccache.stats()
+        stats = ccache.stats(ccache.container_cache_root() if args.sandbox == "docker" else None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     width = max(len(r[0]) for r in rows)
     print(
-        f"{len(rows)} problems, {args.samples} samples each, medians; load {os.getloadavg()[0]:.1f}"
+        f"{len(rows)} problems, {args.samples} samples each, {args.sandbox} sandbox, medians; "
+        f"load {os.getloadavg()[0]:.1f}"
     )
     print(f"{'problem':<{width}}  {'off s':>6}  {'on s':>6}  {'off/on':>6}  {'fill s':>6}")
     for name, off_s, on_s, fill_s in rows:

@@ -118,7 +118,29 @@ def run(argv: list[str], real: str, ccache: str, cached: set[str]) -> int:
     return subprocess.call([real, *link])
 
 
-if __name__ == "__main__":
+def find(name: str) -> str | None:
+    """``name`` on PATH, skipping this shim's own directory (inside an image, where the host
+    cannot tell the toolkit's paths)."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        path = os.path.join(entry, name)
+        if entry and os.path.realpath(entry) != here and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def main() -> int:
     env = os.environ
     cached = {os.path.normpath(p) for p in env.get("CUDAENV_NVCC_CACHED", "").split()}
-    sys.exit(run(sys.argv[1:], env["CUDAENV_REAL_NVCC"], env["CUDAENV_CCACHE_BIN"], cached))
+    real = env.get("CUDAENV_REAL_NVCC") or find("nvcc")
+    if real is None:
+        sys.stderr.write("nvcc: command not found\n")
+        return 127
+    ccache = env.get("CUDAENV_CCACHE_BIN") or find("ccache")
+    if ccache is None:  # an image without ccache: plain nvcc
+        os.execv(real, [real, *sys.argv[1:]])
+    return run(sys.argv[1:], real, ccache, cached)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

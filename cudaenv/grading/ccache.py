@@ -13,8 +13,10 @@ test and benchmark stages run in another sandbox, where the cache (under the hid
 cache directory) is not even visible. ccache keys an object by the compiler, its options and
 the full preprocessed input, so a source cannot claim another source's entry.
 
-Used with the local sandbox under bubblewrap when ``ccache`` is installed; ``CUDAENV_CCACHE=0``
-turns it off. Other backends build as before.
+Used with the local sandbox under bubblewrap when the host has ``ccache``, and with the docker
+sandbox when the image has it (the eval image does): there the cache is a host directory
+mounted only into a build container, and the shim runs with the image's ``python3`` and finds
+the image's nvcc and ccache itself. ``CUDAENV_CCACHE=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -35,10 +37,15 @@ _SHELL_SYNTAX = frozenset(";&|<>()$`\\\n")
 CACHE_MAX_SIZE = "4G"
 
 
+def enabled() -> bool:
+    """False when turned off with ``CUDAENV_CCACHE=0``."""
+    return os.environ.get("CUDAENV_CCACHE", "1").lower() not in ("0", "false", "no", "off")
+
+
 @functools.cache
 def ccache_binary() -> str | None:
-    """The ccache executable, or None when it is missing or turned off (``CUDAENV_CCACHE=0``)."""
-    if os.environ.get("CUDAENV_CCACHE", "1").lower() in ("0", "false", "no", "off"):
+    """The host's ccache executable, or None when it is missing or turned off."""
+    if not enabled():
         return None
     found = shutil.which("ccache")
     return str(Path(found).resolve()) if found else None
@@ -70,15 +77,17 @@ def cache_root() -> Path:
 
 
 @functools.cache
-def _shim_text() -> tuple[str, str]:
-    text = f"#!{os.path.realpath(sys.executable)} -I\n" + SHIM_SOURCE.read_text()
+def _shim_text(container: bool) -> tuple[str, str]:
+    python = "/usr/bin/env python3" if container else f"{os.path.realpath(sys.executable)} -I"
+    text = f"#!{python}\n" + SHIM_SOURCE.read_text()
     return text, hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def shim_dir() -> Path:
-    """A directory holding ``nvcc`` = the shim, run by this Python (host-written, bound
-    read-only into the build sandbox; named by content so an upgrade never reuses a stale one)."""
-    text, digest = _shim_text()
+def shim_dir(container: bool = False) -> Path:
+    """A directory holding ``nvcc`` = the shim, run by this Python, or for a container by the
+    image's ``python3`` (host-written, bound read-only into the build sandbox; named by
+    content so an upgrade never reuses a stale one)."""
+    text, digest = _shim_text(container)
     path = cache_dir() / "ccache-shim" / digest
     target = path / "nvcc"
     if not target.is_file():
@@ -113,6 +122,40 @@ def build_env(base: dict[str, str], cached: list[str]) -> dict[str, str] | None:
     return env
 
 
+def container_cache_root() -> Path:
+    """The ccache directory for build containers: their user (uid 1000) must write it, and
+    their ccache may differ from the host's, so it is not the host builds' directory."""
+    from cudaenv.sandbox.docker import SANDBOX_UID
+
+    path = cache_dir() / "ccache-container"
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        os.chown(path, SANDBOX_UID, SANDBOX_UID)
+    except PermissionError:
+        path.chmod(0o777)
+    return path
+
+
+def container_build(command: str, base: dict[str, str], cached: list[str]) -> tuple[str, dict]:
+    """The build command and environment for a build container: the image keeps its own
+    PATH (unknown here), so the shim's directory is put first by the command itself, and the
+    shim finds the image's nvcc and ccache on that PATH."""
+    env = dict(base) | {
+        "CUDAENV_NVCC_CACHED": " ".join(p for p in cached if " " not in p),
+        "CCACHE_DIR": str(container_cache_root()),
+        "CCACHE_MAXSIZE": CACHE_MAX_SIZE,
+        "CCACHE_TEMPDIR": "/tmp",
+    }
+    return f'PATH={shlex.quote(str(shim_dir(container=True)))}:"$PATH" {command}', env
+
+
+def container_binds() -> dict[str, list[str]]:
+    return {
+        "extra_rw_binds": [str(container_cache_root())],
+        "extra_ro_binds": [str(shim_dir(container=True))],
+    }
+
+
 def seen_before(problem_hash: str) -> bool:
     """Whether a solution of this problem was built here before (and mark it built).
 
@@ -134,7 +177,7 @@ def binds() -> dict[str, list[str]]:
     return {"extra_rw_binds": [str(cache_root())], "extra_ro_binds": [str(shim_dir())]}
 
 
-def stats() -> dict[str, int]:
+def stats(root: Path | None = None) -> dict[str, int]:
     """ccache's hit and miss counters for the grader's cache (for tests and benchmarks)."""
     import subprocess
 
@@ -143,7 +186,7 @@ def stats() -> dict[str, int]:
         return {}
     out = subprocess.run(
         [ccache, "--print-stats"],
-        env={**os.environ, "CCACHE_DIR": str(cache_root())},
+        env={**os.environ, "CCACHE_DIR": str(root or cache_root())},
         capture_output=True,
         text=True,
         check=False,

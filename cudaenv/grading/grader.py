@@ -56,13 +56,20 @@ def _factory(sandbox: str | SandboxFactory, options: Mapping[str, Any] | None) -
 def _build_factory(
     sandbox: str | SandboxFactory, options: Mapping[str, Any] | None
 ) -> SandboxFactory | None:
-    """Compile-only sandboxes with the compiler cache mounted (local backend; see ccache)."""
+    """Compile-only sandboxes with the compiler cache mounted (see ccache): local sandboxes
+    under bubblewrap with the host's ccache, and containers (the image's ccache)."""
     opts = dict(options or {})
-    if sandbox != "local" or opts.get("isolation") == "rlimits" or ccache.ccache_binary() is None:
+    if sandbox == "local":
+        if opts.get("isolation") == "rlimits" or ccache.ccache_binary() is None:
+            return None
+        binds = ccache.binds()
+    elif sandbox == "docker" and ccache.enabled():
+        binds = ccache.container_binds()
+    else:
         return None
-    for key, paths in ccache.binds().items():
+    for key, paths in binds.items():
         opts[key] = [*opts.get(key, []), *paths]
-    return lambda: make_sandbox("local", **opts)
+    return lambda: make_sandbox(sandbox, **opts)
 
 
 def _base_env(problem: Problem, have_gpu: bool, sandbox: Sandbox) -> dict[str, str]:
@@ -86,20 +93,23 @@ def _build(
     sandbox of its own (the only one where the cache is writable) and move its outputs over."""
     timeout = max(timeout, MIN_BUILD_TIMEOUT_S)
     command = problem.build_command or ""
-    cached_env = None
-    if (
+    if not (
         builder is not None
         and ccache.compiler_only(command)
         and ccache.seen_before(problem.content_hash())
     ):
-        shared = [f.path for f in [*problem.test_files, *problem.context_files]]
-        cached_env = ccache.build_env(dict(env), shared)
-    if cached_env is None or builder is None:
         return run_stage(sandbox, command, timeout=timeout, env=env)[0]
+    shared = [f.path for f in [*problem.test_files, *problem.context_files]]
     box = builder()
     try:
-        if getattr(box, "isolation", None) != "bubblewrap":  # no mount isolation: no cache
-            return run_stage(sandbox, command, timeout=timeout, env=env)[0]
+        isolation = getattr(box, "isolation", None)
+        cached_env: dict[str, str] | None = None
+        if isolation == "bubblewrap":
+            cached_env = ccache.build_env(dict(env), shared)
+        elif isolation == "docker":
+            command, cached_env = ccache.container_build(command, dict(env), shared)
+        if cached_env is None:  # no mount isolation (rlimits): no cache
+            return run_stage(sandbox, problem.build_command or "", timeout=timeout, env=env)[0]
         for f in files:
             box.write_file(f.path, f.content)
         stage, _ = run_stage(box, command, timeout=timeout, env=cached_env)

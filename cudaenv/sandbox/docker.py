@@ -79,6 +79,14 @@ class DockerOptions(BaseModel):
     base_url: str | None = Field(default=None, description="engine URL; None: DOCKER_HOST")
     start_timeout_s: float = Field(default=60.0, gt=0)
     pool: str = Field(default="", description="value of the cudaenv.pool label")
+    extra_ro_binds: list[str] = Field(
+        default_factory=list, description="host directories mounted read-only, same path inside"
+    )
+    extra_rw_binds: list[str] = Field(
+        default_factory=list,
+        description="host directories mounted writable, same path inside (the grader's "
+        "compiler cache, only in a container that runs nothing but the compiler)",
+    )
 
 
 def _docker() -> Any:
@@ -270,6 +278,8 @@ class _Container:
                     "/tmp": f"rw,exec,nosuid,nodev,size={opts.tmp_mb}m,mode=1777",
                 },
                 volumes={
+                    **{p: {"bind": p, "mode": "ro"} for p in opts.extra_ro_binds},
+                    **{p: {"bind": p, "mode": "rw"} for p in opts.extra_rw_binds},
                     self.run_dir: {"bind": RUN_DIR, "mode": "rw"},
                     str(_SERVER_SOURCE): {"bind": SERVER_PATH, "mode": "ro"},
                 },

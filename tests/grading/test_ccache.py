@@ -134,6 +134,12 @@ def test_graded_code_cannot_write_the_cache(nvcc_problem) -> None:
     with build() as box:  # the compiler's sandbox: the one place it is writable
         assert "WROTE" in box.exec(write, timeout=30).stdout
     assert _build_factory("local", {"isolation": "rlimits"}) is None
+    assert _build_factory("docker", None) is not None  # containers: the image's ccache
+    assert _build_factory("ssh", None) is None
+
+
+def test_off_switch_covers_containers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDAENV_CCACHE", "0")
     assert _build_factory("docker", None) is None
 
 

@@ -296,3 +296,34 @@ def test_agent_image_keeps_the_toolkit(agent_box: DockerSandbox) -> None:
     agent_box.write_file("k.cu", "__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
     res = agent_box.exec("nvcc -o k k.cu && test -x k", timeout=120)
     assert res.ok, res
+
+
+def test_compiler_cache_in_build_containers(
+    eval_box: DockerSandbox, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """Builds in containers use the image's ccache like local builds use the host's: the
+    hidden harness of a problem is compiled once, in a build-only container that mounts the
+    cache; the container that runs the tests does not even see it."""
+    from cudaenv.grading import ccache
+    from cudaenv.grading.grader import _factory
+
+    if not eval_box.exec("command -v ccache", timeout=30).ok:
+        pytest.skip(f"{EVAL_IMAGE} has no ccache (built before it was added): rebuild it")
+    if ccache.ccache_binary() is None:
+        pytest.skip("the host has no ccache to read the cache's counters with")
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    problem = cudaenv.load_suite("builtin")["atomic-minmax"]
+    ref = {f.path: f.content for f in problem.solution.files}
+    options = {"image": EVAL_IMAGE}
+    for i in range(3):  # plain first build; then the harness stored; then reused
+        files = {
+            path: text + f"\nstatic int cudaenv_variant_{i} = {i};\n" for path, text in ref.items()
+        }
+        v = cudaenv.grade(problem, files, sandbox="docker", sandbox_options=options)
+        assert v.compiled is True, v.stages["build"].output_tail
+        assert v.reason == "compiled; GPU stages skipped (no GPU)" or has_gpu()
+    counters = ccache.stats(ccache.container_cache_root())
+    assert counters["cache_miss"] == 1 and counters["direct_cache_hit"] == 1, counters
+    with _factory("docker", options)() as box:
+        res = box.exec(f"ls {ccache.container_cache_root()}", timeout=30)
+        assert not res.ok and "No such file or directory" in res.stderr
