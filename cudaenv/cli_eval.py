@@ -15,24 +15,27 @@ import typer
 from rich.table import Table
 
 from cudaenv.cli import _friendly, _split, app, console
-from cudaenv.cli_grading import _progress
+from cudaenv.cli_grading import GpusOption, ImageOption, _progress, _sandbox_options
 from cudaenv.errors import SpecError
+
+MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model
 
 
 def _agent_spec(agent: str, model: str | None, base_url: str | None, max_turns: int | None) -> Any:
-    if agent != "openai":
-        if model or base_url or max_turns:
+    """A registered agent's name, or its name with the model options (model agents only)."""
+    options = {"model": model, "base_url": base_url, "max_turns": max_turns}
+    options = {key: value for key, value in options.items() if value}
+    if agent not in MODEL_AGENTS:
+        if options:
             raise SpecError(
-                f"--model/--base-url/--max-turns apply to --agent openai, not {agent!r}",
+                f"--model/--base-url/--max-turns apply to --agent {' | '.join(MODEL_AGENTS)}, "
+                f"not {agent!r}",
                 field="agent",
             )
         return agent
-    if not model:
+    if agent == "openai" and not model:
         raise SpecError("--agent openai needs --model", field="model")
-    spec: dict[str, Any] = {"name": "openai", "model": model, "base_url": base_url}
-    if max_turns:
-        spec["max_turns"] = max_turns
-    return spec
+    return {"name": agent, **options} if options else agent
 
 
 def _graded_rows(records: list[dict[str, Any]], mode: str) -> list[Any]:
@@ -126,10 +129,19 @@ def _plot_speedups(rows: list[Any], path: Path) -> str:
 @_friendly
 def eval_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="results directory (resumable)")],
-    agent: Annotated[str, typer.Option("--agent", "-a", help="oracle | nop | openai")] = "oracle",
-    model: Annotated[str | None, typer.Option("--model", help="model name (openai agent)")] = None,
+    agent: Annotated[
+        str,
+        typer.Option("--agent", "-a", help="oracle | nop | openai | claude-code | opencode"),
+    ] = "oracle",
+    model: Annotated[
+        str | None, typer.Option("--model", help="model name (openai, claude-code, opencode)")
+    ] = None,
     base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint")
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="model server: OpenAI-compatible (openai, opencode) or Anthropic (claude-code)",
+        ),
     ] = None,
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", min=1, help="model replies per episode")
@@ -147,6 +159,8 @@ def eval_cmd(
     workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
     ray: Annotated[bool, typer.Option("--ray/--no-ray", help="run episodes on Ray actors")] = False,
     sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
+    image: ImageOption = None,
+    gpus: GpusOption = None,
     max_steps: Annotated[
         int, typer.Option("--max-steps", min=1, help="steps before truncation")
     ] = 50,
@@ -165,6 +179,7 @@ def eval_cmd(
         )
     if sandbox not in ("local", "docker"):
         raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
+    sandbox_options = _sandbox_options(sandbox, image, gpus)
     ks = sorted({int(x) for x in _split(k) or ["1"]})
     spec = _agent_spec(agent, model, base_url, max_turns)
     suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
@@ -181,6 +196,8 @@ def eval_cmd(
     if max(ks) > attempts:
         console.print(f"note: pass@{max(ks)} needs --attempts >= {max(ks)}; it is reported as '-'")
     env_options = {"mode": mode, "sandbox": sandbox, "source": source, "max_steps": max_steps}
+    if sandbox_options:
+        env_options["sandbox_options"] = sandbox_options
     planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
     store = ResultStore(out, "results")
     before = {

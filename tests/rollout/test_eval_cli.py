@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cudaenv.cli import app
@@ -87,7 +89,8 @@ def test_eval_errors_are_one_line(cpu_problem_dir: Path, tmp_path: Path) -> None
     src = str(cpu_problem_dir.parent)
     for args, msg in [
         (["--agent", "openai"], "needs --model"),
-        (["--agent", "oracle", "--model", "x"], "apply to --agent openai"),
+        (["--agent", "oracle", "--model", "x"], "apply to --agent openai | claude-code"),
+        (["--image", "some:image"], "--sandbox docker only"),
         (["--agent", "gpt"], "unknown agent"),
         (["--mode", "optimize"], "no problems selected"),
         (["--sandbox", "vm"], "unknown sandbox"),
@@ -114,3 +117,20 @@ def test_speedup_plot_is_a_real_png(tmp_path) -> None:
     data = (tmp_path / "speedup.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     assert "no passing" in _plot_speedups(rows[-1:], tmp_path / "none.png")
+
+
+@pytest.mark.docker
+def test_eval_in_a_chosen_image(tmp_path: Path) -> None:
+    """Episodes and their grading in containers of the image given with --image."""
+    image = os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest")
+    docker = pytest.importorskip("docker", reason="the docker extra is not installed")
+    try:
+        docker.from_env().images.get(image)
+    except Exception as exc:  # engine down or image missing
+        pytest.skip(f"image {image} unavailable ({exc}); build it with docker/build-images.sh")
+    out = tmp_path / "docker"
+    args = ["--agent", "oracle", "--ids", "py-vector-add", "--sandbox", "docker"]
+    res = _eval(*args, "--image", image, "--out", str(out))
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pass_at_k"]["pass@1"] == 1.0 and summary["infrastructure_failures"] == 0
