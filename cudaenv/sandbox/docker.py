@@ -135,6 +135,31 @@ def _gpu_runtime_hint(gpus: int | list[int | str] | None) -> Iterator[None]:
         raise
 
 
+_images_seen: set[tuple[int, str]] = set()
+
+
+def _ensure_image(client: Any, image: str) -> None:
+    """The image on this engine, pulled if it is missing; else an error that says so (without
+    it, a missing image surfaces as the registry's HTTP error from the implicit pull)."""
+    key = (id(client), image)
+    if key in _images_seen:
+        return
+    docker = _docker()
+    with _engine(f"looking up image {image}"):
+        try:
+            client.images.get(image)
+        except docker.errors.ImageNotFound:
+            try:
+                client.images.pull(image)
+            except docker.errors.DockerException as exc:
+                raise SandboxError(
+                    f"image {image!r} is not on this Docker engine and pulling it failed; build "
+                    f"it (docker/build-images.sh, docker/build-cuda-images.sh) or pull it first "
+                    f"({exc})"
+                ) from exc
+    _images_seen.add(key)
+
+
 _clients: dict[str | None, Any] = {}
 _clients_lock = threading.Lock()
 
@@ -262,6 +287,7 @@ class _Container:
         if not opts.network:
             kwargs["network_mode"] = "none"
         fsize = lim.file_size_mb * 1024 * 1024
+        _ensure_image(self.client, opts.image)
         with _gpu_runtime_hint(opts.gpus), _engine(f"starting container from {opts.image}"):
             self.container = self.client.containers.run(
                 opts.image,

@@ -220,3 +220,8 @@ def test_kill_processes_keeps_server_and_files(sb: DockerSandbox) -> None:
     sb.kill_processes()
     assert "sleep 100" not in sb.exec("ps -eo args", timeout=10).stdout
     assert sb.exec("cat keep.txt", timeout=10).stdout == "still here"
+
+
+def test_missing_image_is_a_clear_error(client: object) -> None:
+    with pytest.raises(SandboxError, match="is not on this Docker engine and pulling it failed"):
+        DockerSandbox(image="cudaenv-no-such-image:never")
