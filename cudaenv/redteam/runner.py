@@ -107,6 +107,7 @@ def _play(env: Any, actions: Iterable[dict[str, Any]], ctx: ExploitContext) -> t
 def run_exploit(exploit: Exploit, sandbox: str = "local") -> RedteamResult:
     """Play ``exploit`` once through ``CudaEnv`` on ``sandbox`` and report what it got."""
     from cudaenv.env.core import CudaEnv
+    from cudaenv.grading import ccache
 
     problem = _problem(exploit.target)
     suite = fixture_suite()
@@ -121,6 +122,8 @@ def run_exploit(exploit: Exploit, sandbox: str = "local") -> RedteamResult:
             "fixture_root": str(suite.root),
             "canary_reference": str(suite.root / "cpu-canary" / "solution" / "solution.cpp"),
             "canary_test": str(suite.root / "cpu-canary" / "test" / "test_main.cpp"),
+            "compiler_cache": str(ccache.cache_root()),
+            "container_compiler_cache": str(ccache.container_cache_root()),
         },
         loopback_port=service.port,
     )
