@@ -49,7 +49,9 @@ def _split(value: str | None) -> list[str] | None:
 
 SourceArg = Annotated[
     str,
-    typer.Argument(help="builtin, a directory, a .tar.gz datapack, or hf://org/name[@rev][/file]"),
+    typer.Argument(
+        help="builtin, a directory, a .tar.gz datapack, or hf://org/name\\[@rev]\\[/file]"
+    ),
 ]
 SourceOpt = Annotated[str, typer.Option("--source", "-s", help="problem source")]
 

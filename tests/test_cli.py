@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cudaenv.cli import app
@@ -73,3 +74,18 @@ def test_errors_are_one_line_exit_2(tmp_path: Path) -> None:
         timeout=60,
     )
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["list", "show", "pack", "grade", "validate", "eval", "export-harbor", "redteam"],
+)
+def test_every_command_has_working_help(command: str) -> None:
+    """Help texts are rich markup: a literal ``[/file]`` once crashed ``list --help``."""
+    import cudaenv.cli_eval
+    import cudaenv.cli_interop
+    import cudaenv.cli_redteam  # noqa: F401
+
+    result = runner.invoke(app, [command, "--help"], terminal_width=120)
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output
