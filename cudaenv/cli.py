@@ -14,6 +14,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from cudaenv.errors import CudaEnvError
@@ -45,6 +46,36 @@ def _friendly(fn: F) -> F:
 
 def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    )
+
+
+ImageOption = Annotated[
+    str | None, typer.Option("--image", help="docker sandbox: the image (default: the eval image)")
+]
+GpusOption = Annotated[
+    int | None, typer.Option("--gpus", help="docker sandbox: GPUs per container (-1: all)")
+]
+
+
+def _sandbox_options(sandbox: str, image: str | None, gpus: int | None) -> dict[str, object]:
+    """Options for the docker sandbox from the CLI; other backends take none of them."""
+    opts: dict[str, object] = {}
+    if image is not None:
+        opts["image"] = image
+    if gpus is not None:
+        opts["gpus"] = gpus
+    if opts and sandbox != "docker":
+        raise typer.BadParameter("--image and --gpus apply to --sandbox docker only")
+    return opts
 
 
 SourceArg = Annotated[

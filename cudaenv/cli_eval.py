@@ -14,8 +14,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cudaenv.cli import _friendly, _split, app, console
-from cudaenv.cli_grading import GpusOption, ImageOption, _progress, _sandbox_options
+from cudaenv.cli import (
+    GpusOption,
+    ImageOption,
+    _friendly,
+    _progress,
+    _sandbox_options,
+    _split,
+    app,
+    console,
+)
 from cudaenv.errors import SpecError
 
 MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model

@@ -8,10 +8,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from cudaenv.cli import _friendly, _split, app, console
+from cudaenv.cli import (
+    GpusOption,
+    ImageOption,
+    _friendly,
+    _progress,
+    _sandbox_options,
+    _split,
+    app,
+    console,
+)
 from cudaenv.errors import SourceNotFoundError
 from cudaenv.problems.model import Solution, SourceFile
 
@@ -33,36 +41,6 @@ def _solutions_from(path: Path) -> list[Solution]:
         ]
         sols.append(Solution(task_id=sub.name, files=files))
     return sols
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    )
-
-
-ImageOption = Annotated[
-    str | None, typer.Option("--image", help="docker sandbox: the image (default: the eval image)")
-]
-GpusOption = Annotated[
-    int | None, typer.Option("--gpus", help="docker sandbox: GPUs per container (-1: all)")
-]
-
-
-def _sandbox_options(sandbox: str, image: str | None, gpus: int | None) -> dict[str, object]:
-    """Options for the docker sandbox from the CLI; other backends take none of them."""
-    opts: dict[str, object] = {}
-    if image is not None:
-        opts["image"] = image
-    if gpus is not None:
-        opts["gpus"] = gpus
-    if opts and sandbox != "docker":
-        raise typer.BadParameter("--image and --gpus apply to --sandbox docker only")
-    return opts
 
 
 @app.command("grade")

@@ -89,3 +89,10 @@ def test_every_command_has_working_help(command: str) -> None:
     result = runner.invoke(app, [command, "--help"], terminal_width=120)
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output
+
+
+@pytest.mark.parametrize("module", ["cli_grading", "cli_eval", "cli_interop", "cli_redteam"])
+def test_each_command_module_imports_on_its_own(module: str) -> None:
+    """Each command module can be imported first (no circular import through cudaenv.cli)."""
+    code = f"import cudaenv.{module}"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
