@@ -65,6 +65,7 @@ def _build_factory(
         binds = ccache.binds()
     elif sandbox == "docker" and ccache.enabled():
         binds = ccache.container_binds()
+        opts.pop("gpus", None)  # a compiler needs no GPU
     else:
         return None
     for key, paths in binds.items():
