@@ -225,7 +225,9 @@ class _Grading:
             why = "only protected files" if self.files.dropped else "empty solution"
             return self.fail(f"no gradable solution files ({why})")
         refs = p.source_references if self.check_references else None
-        report = analyse(self.files.solution, refs)
+        # a baseline (check_references=False) may use what solutions may not
+        forbidden = p.forbidden_references if self.check_references else []
+        report = analyse(self.files.solution, refs, forbidden=forbidden)
         v.stages["static"] = StageResult(
             status="failed" if report.violations else "ok",
             output_tail="\n".join(report.violations)[-4000:],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -466,14 +467,90 @@ def _cpp_include_violations(path: str, raw: str) -> list[str]:
     return out
 
 
+# ``metadata.forbidden_references: [libraries]``: what "write the kernels yourself, no
+# libraries" means. Header-only libraries (Thrust, CUB, CUTLASS) cannot be used without their
+# headers, and a computed #include is refused above, so the include prefixes are the hard part.
+LIBRARY_REFERENCES = (
+    "thrust::", "cub::", "cutlass::", "cute::",
+    "cublas*", "cublasLt*", "cusparse*", "cufft*", "cudnn*", "curand*", "cusolver*", "nppi*",
+    "npps*",
+    "<thrust/", "<cub/", "<cutlass/", "<cute/", "<cublas", "<cusparse", "<cufft", "<cudnn",
+    "<curand", "<cusolver", "<npp",
+)  # fmt: skip
+
+
+def _expand(entries: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for entry in entries:
+        out += LIBRARY_REFERENCES if entry == "libraries" else [entry]
+    return out
+
+
+def _cpp_forbidden(path: str, tokens: _Tokens, raw: str, entries: list[str]) -> list[str]:
+    """Uses of what the problem forbids (exploit class: doing less work, by calling a library
+    the prompt rules out). ``X::`` a namespace, ``X*`` an identifier prefix, ``<X`` an include
+    prefix, anything else one API name, matched like ``source_references``."""
+    code = tokens.code
+    includes = [
+        m.group(2).strip()[1:] for m in _INCLUDE.finditer(raw) if m.group(2).strip()[:1] in '<"'
+    ]
+    out = []
+    for entry in entries:
+        if entry.endswith("::"):
+            ns = entry[:-2]
+            hit = any(a == ns and b == "::" for a, b in itertools.pairwise(code))
+            hit = hit or f"using namespace {ns} ;" in " ".join(code)
+        elif entry.endswith("*"):
+            hit = any(t.startswith(entry[:-1]) and t.isidentifier() for t in code)
+        elif entry.startswith("<"):
+            hit = any(name.startswith(entry[1:]) for name in includes)
+        else:
+            hit = _cpp_has_ref(tokens, entry)
+        if hit:
+            out.append(f"{path}: uses {entry.rstrip('*')}, which this problem forbids")
+    return out
+
+
+def _py_forbidden(path: str, tree: ast.AST, entries: list[str]) -> list[str]:
+    """Names used, with import aliases resolved (``np.sort`` is ``numpy.sort``; ``cuda`` from
+    ``from numba import cuda`` is ``numba.cuda``), against the forbidden entries."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                head = a.name.split(".")[0]
+                aliases[a.asname or head] = a.name if a.asname else head
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    pool = set(aliases.values())
+    for name in _py_names(tree):
+        head, _, rest = name.partition(".")
+        pool |= {name, aliases.get(head, head) + (f".{rest}" if rest else "")}
+    out = []
+    for entry in entries:
+        prefix = entry.rstrip("*")
+        if entry.endswith("*"):
+            hit = any(n.startswith(prefix) for n in pool)
+        else:
+            hit = any(n == prefix or n.startswith(prefix + ".") for n in pool)
+        if hit:
+            out.append(f"{path}: uses {prefix}, which this problem forbids")
+    return out
+
+
 def analyse(
     files: Iterable[SourceFile],
     refs: SourceReferences | None,
     *,
     forbid: bool = True,
+    forbidden: Iterable[str] = (),
 ) -> StaticReport:
-    """Check ``files`` for the required references and (if ``forbid``) forbidden constructs."""
+    """Check ``files`` for the required references and (if ``forbid``) forbidden constructs;
+    ``forbidden``: what the problem rules out (``metadata.forbidden_references``; the entry
+    ``libraries`` stands for :data:`LIBRARY_REFERENCES`)."""
     report = StaticReport()
+    banned = _expand(forbidden)
     found: set[str] = set()
     wanted = set((refs.all or []) + (refs.any or [])) if refs else set()
     for f in files:
@@ -483,6 +560,7 @@ def analyse(
             found |= {r for r in wanted if _cpp_has_ref(tokens, r)}
             if forbid:
                 report.violations += _cpp_violations(f.path, tokens, f.content)
+            report.violations += _cpp_forbidden(f.path, tokens, f.content, banned)
         elif suffix in PY_SUFFIXES:
             try:
                 tree = ast.parse(f.content)
@@ -494,6 +572,7 @@ def analyse(
             found |= {r for r in wanted if r in names}
             if forbid:
                 report.violations += _py_violations(f.path, tree)
+            report.violations += _py_forbidden(f.path, tree, banned)
     if refs:
         report.missing_all = [r for r in (refs.all or []) if r not in found]
         if refs.any and not any(r in found for r in refs.any):

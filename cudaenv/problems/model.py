@@ -125,6 +125,16 @@ class Metadata(BaseModel):
     releases: list[str] = Field(default_factory=list)
     do_not_release: bool = False
 
+    @model_validator(mode="after")
+    def _forbidden_is_a_list(self) -> Metadata:
+        # kept as an extra key (not a typed field) so records without it serialise unchanged
+        value = getattr(self, "forbidden_references", None)
+        if value is not None and not (
+            isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        ):
+            raise ValueError("forbidden_references must be a list of non-empty strings")
+        return self
+
 
 class Solution(BaseModel):
     """A solution record as in a ComputeEval solutions datapack (``type: file``)."""
@@ -236,6 +246,13 @@ class Problem(BaseModel):
         if self.problem_type == "cuda_python":
             return False
         return bool(getattr(self.metadata, "requires_gpu", True))
+
+    @property
+    def forbidden_references(self) -> list[str]:
+        """What a solution may not use (``metadata.forbidden_references``): API names,
+        ``X::`` namespaces, ``X*`` identifier prefixes, ``<X`` include prefixes, or
+        ``libraries`` for every GPU library (kernel problems' "write the kernels yourself")."""
+        return list(getattr(self.metadata, "forbidden_references", None) or [])
 
     @property
     def cpu_only(self) -> bool:
