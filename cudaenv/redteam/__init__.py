@@ -7,7 +7,7 @@ what each class covers; the defenses name, in comments, the class they stop.
 
 from __future__ import annotations
 
-from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, SPEED_EXPLOITS
+from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
 from cudaenv.redteam.catalog_tamper import FORGE_EXPLOITS, GRADED_EXPLOITS, SKIP_EXPLOITS
 from cudaenv.redteam.model import RESET, Exploit, ExploitContext, RedteamResult
@@ -31,6 +31,7 @@ EXPLOITS: list[Exploit] = [
     *ESCAPE_EXPLOITS,
     *EXHAUST_EXPLOITS,
     *SPEED_EXPLOITS,
+    *LIBRARY_EXPLOITS,
 ]
 
 
