@@ -106,3 +106,13 @@ def test_a_malformed_entry_is_a_spec_error(tmp_path: Path) -> None:
     )
     with pytest.raises(SpecError, match="forbidden_references"):
         load_suite(root)
+
+
+def test_python_problems_forbid_host_numpy_for_the_work(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    problem = load_suite("builtin")["py-vector-add"]
+    host = "import numpy as np\n\n\ndef vector_add(a, b, out):\n    out[:] = np.add(a, b)\n"
+    v = cudaenv.grade(problem, {"solution.py": host})
+    assert v.passed is False and "numpy.add" in v.reason, v.reason
+    python = [p for p in load_suite("builtin") if p.group == "cuda-python"]
+    assert all(p.forbidden_references for p in python)
