@@ -116,3 +116,24 @@ def test_python_problems_forbid_host_numpy_for_the_work(tmp_path, monkeypatch) -
     assert v.passed is False and "numpy.add" in v.reason, v.reason
     python = [p for p in load_suite("builtin") if p.group == "cuda-python"]
     assert all(p.forbidden_references for p in python)
+
+
+def test_every_prompt_that_rules_out_libraries_says_so_in_metadata() -> None:
+    """A guard for new problems: a prompt forbidding Thrust/CUB/libraries gets the rule."""
+    import re
+
+    rule = re.compile(r"(?is)(\bno\b|not use)[^.]*\b(thrust|cub|libraries)\b")
+    for p in load_suite("builtin"):
+        if rule.search(p.prompt):
+            assert "libraries" in p.forbidden_references, p.task_id
+
+
+def test_host_clocks_are_refused_where_the_prompt_says_time_on_the_gpu() -> None:
+    problem = load_suite("builtin")["events-timing"]
+    source = "#include <chrono>\nfloat t() { auto a = std::chrono::steady_clock::now(); }\n"
+    report = analyse(
+        [SourceFile(path="solution.cu", content=source)],
+        None,
+        forbidden=problem.forbidden_references,
+    )
+    assert any("std::chrono" in v for v in report.violations)
