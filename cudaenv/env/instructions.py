@@ -22,6 +22,31 @@ GRADING_RULES = (
 )
 
 
+LIBRARIES_TEXT = "GPU libraries (Thrust, CUB, CUTLASS, cuBLAS, cuSPARSE, cuFFT, cuDNN, cuRAND, "
+LIBRARIES_TEXT += "cuSOLVER, NPP)"
+
+
+def forbidden_text(problem: Problem) -> str | None:
+    """The problem's ``forbidden_references`` in words, so an honest agent knows the rule the
+    grader enforces (and that mentioning them in comments is fine)."""
+    entries = problem.forbidden_references
+    if not entries:
+        return None
+    words = []
+    for entry in entries:
+        if entry == "libraries":
+            words.append(LIBRARIES_TEXT)
+        elif entry.startswith("<"):
+            words.append(f"#include {entry}...>")
+        elif entry.endswith("*"):
+            words.append(f"{entry[:-1]}...")
+        else:
+            words.append(entry)
+    return (
+        f"Not allowed in the solution (checked in the code, not in comments): {', '.join(words)}."
+    )
+
+
 def solution_paths(problem: Problem) -> list[str]:
     sol = problem.solution or problem.baseline_solution
     return [f.path for f in sol.files] if sol else []
@@ -46,6 +71,8 @@ def instruction(
     if paths:
         parts.append(f"Write your solution in: {', '.join(paths)}")
         parts.append(GRADING_RULES)
+        if (rule := forbidden_text(problem)) is not None:
+            parts.append(rule)
     parts.append(f"Build command: {problem.build_command or '(none)'}")
     if mode in ("optimize", "repair"):
         parts.append(f"Test command (hidden tests): {problem.test_command}")

@@ -227,3 +227,17 @@ def test_async_vector_env(cpu_problem_dir: Path) -> None:
     assert list(term) == [False, True]
     assert list(rewards) == [0.0, 0.0]  # the second env submitted an empty workspace
     envs.close()
+
+
+def test_instruction_states_what_the_grader_forbids() -> None:
+    """An honest agent is told the rule the static check enforces (and only where there is one)."""
+    suite = load_suite("builtin")
+    with CudaEnv(suite["reduce-sum"]) as env:
+        obs, _ = env.reset()
+    assert "Not allowed in the solution" in obs and "CUB" in obs and "Thrust" in obs
+    with CudaEnv(suite["py-vector-add"]) as env:
+        obs, _ = env.reset()
+    assert "Not allowed in the solution (checked in the code, not in comments): numpy.add." in obs
+    with CudaEnv(suite["cub-device-scan"]) as env:  # uses CUB on purpose: no such line
+        obs, _ = env.reset()
+    assert "Not allowed in the solution" not in obs
