@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cudaenv.env.tools import TOOL_DESCRIPTIONS
+from cudaenv.grading.static_checks import describe_forbidden
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem
 
@@ -20,31 +21,6 @@ GRADING_RULES = (
     "network, or exit the program early (flagged as tampering); Python solutions may import "
     "only numerical modules (numpy, numba, math, ...)."
 )
-
-
-LIBRARIES_TEXT = "GPU libraries (Thrust, CUB, CUTLASS, cuBLAS, cuSPARSE, cuFFT, cuDNN, cuRAND, "
-LIBRARIES_TEXT += "cuSOLVER, NPP)"
-
-
-def forbidden_text(problem: Problem) -> str | None:
-    """The problem's ``forbidden_references`` in words, so an honest agent knows the rule the
-    grader enforces (and that mentioning them in comments is fine)."""
-    entries = problem.forbidden_references
-    if not entries:
-        return None
-    words = []
-    for entry in entries:
-        if entry == "libraries":
-            words.append(LIBRARIES_TEXT)
-        elif entry.startswith("<"):
-            words.append(f"#include {entry}...>")
-        elif entry.endswith("*"):
-            words.append(f"{entry[:-1]}...")
-        else:
-            words.append(entry)
-    return (
-        f"Not allowed in the solution (checked in the code, not in comments): {', '.join(words)}."
-    )
 
 
 def solution_paths(problem: Problem) -> list[str]:
@@ -71,7 +47,7 @@ def instruction(
     if paths:
         parts.append(f"Write your solution in: {', '.join(paths)}")
         parts.append(GRADING_RULES)
-        if (rule := forbidden_text(problem)) is not None:
+        if (rule := describe_forbidden(problem.forbidden_references)) is not None:
             parts.append(rule)
     parts.append(f"Build command: {problem.build_command or '(none)'}")
     if mode in ("optimize", "repair"):

@@ -479,6 +479,31 @@ LIBRARY_REFERENCES = (
 )  # fmt: skip
 
 
+LIBRARIES_TEXT = (
+    "GPU libraries (Thrust, CUB, CUTLASS, cuBLAS, cuSPARSE, cuFFT, cuDNN, cuRAND, cuSOLVER, NPP)"
+)
+
+
+def describe_forbidden(entries: Iterable[str]) -> str | None:
+    """Forbidden references in words, for the agent's instructions (an honest agent must know
+    the rule the grader enforces, and that naming them in comments is fine)."""
+    words = []
+    for entry in entries:
+        if entry == "libraries":
+            words.append(LIBRARIES_TEXT)
+        elif entry.startswith("<"):
+            words.append(f"#include {entry}...>")
+        elif entry.endswith("*"):
+            words.append(f"{entry[:-1]}...")
+        else:
+            words.append(entry)
+    if not words:
+        return None
+    return (
+        f"Not allowed in the solution (checked in the code, not in comments): {', '.join(words)}."
+    )
+
+
 def _expand(entries: Iterable[str]) -> list[str]:
     out: list[str] = []
     for entry in entries:

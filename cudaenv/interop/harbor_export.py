@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from cudaenv.errors import CudaEnvError, SpecError
+from cudaenv.grading.static_checks import describe_forbidden
 from cudaenv.problems.directory import SPEC_NAME
 from cudaenv.problems.model import Problem, Solution, SourceFile
 
@@ -168,6 +169,8 @@ def _instruction(problem: Problem) -> str:
     lines.append("")
     if ref is not None and ref.files:
         lines.append("Write your solution in: " + ", ".join(f"`{f.path}`" for f in ref.files) + ".")
+    if (rule := describe_forbidden(problem.forbidden_references)) is not None:
+        lines.append(rule)
     if problem.build_command:
         lines.append(
             f"The build command (run in `{WORKDIR}`, with the hidden tests present) is: `{problem.build_command}`"

@@ -254,3 +254,12 @@ def test_undecided_verdicts_write_no_reward() -> None:
         "passed": 1.0,
         "speedup": 2.5,
     }
+
+
+def test_exported_instruction_states_what_is_forbidden(tmp_path: Path) -> None:
+    suite = load_suite("builtin")
+    kernel = export_problem(suite["reduce-sum"], tmp_path / "k")
+    text = (kernel / "instruction.md").read_text()
+    assert "Not allowed in the solution" in text and "CUB" in text
+    free = export_problem(suite["cub-device-scan"], tmp_path / "c")
+    assert "Not allowed in the solution" not in (free / "instruction.md").read_text()
