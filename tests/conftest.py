@@ -71,3 +71,28 @@ def cpu_problem_dir(tmp_path: Path) -> Path:
             "baseline/solution.cpp": CPU_SOLUTION,
         },
     )
+
+
+def need_image(image: str, build_hint: str = "docker/build-images.sh") -> None:
+    """Skip unless the Docker engine answers and holds ``image`` (built here, never pulled)."""
+    pytest.importorskip("docker", reason="the docker extra is not installed")
+    import docker
+    from cudaenv.errors import SandboxError
+    from cudaenv.sandbox.docker import docker_client
+
+    try:
+        client = docker_client()
+    except SandboxError as exc:
+        pytest.skip(f"Docker engine unreachable: {exc}")
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"image {image} missing; build it with {build_hint}")
+
+
+@pytest.fixture
+def eval_cpu_image() -> str:
+    """The CPU evaluation image (docker/build-images.sh), or a skip saying why it is missing."""
+    image = os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest")
+    need_image(image)
+    return image

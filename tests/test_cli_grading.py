@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -103,15 +102,10 @@ def test_image_and_gpus_need_the_docker_sandbox(tmp_path: Path, cpu_problem_dir:
 
 
 @pytest.mark.docker
-def test_validate_in_a_chosen_image(tmp_path: Path) -> None:
+def test_validate_in_a_chosen_image(tmp_path: Path, eval_cpu_image: str) -> None:
     """The gate runs in the image a cluster would use (here the CPU eval image, whose
     numba-cuda simulator runs a cuda_python problem fully)."""
-    image = os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest")
-    docker = pytest.importorskip("docker", reason="the docker extra is not installed")
-    try:
-        docker.from_env().images.get(image)
-    except Exception as exc:  # engine down or image missing
-        pytest.skip(f"image {image} unavailable ({exc}); build it with docker/build-images.sh")
+    image = eval_cpu_image
     out = tmp_path / "v.json"
     args = ["validate", "builtin", "--ids", "py-vector-add", "--sandbox", "docker"]
     result = runner.invoke(app, [*args, "--image", image, "--json", str(out)])

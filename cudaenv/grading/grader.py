@@ -93,24 +93,24 @@ def _build(
     """Run the build command in ``sandbox``; or, when the compiler cache applies, in a build
     sandbox of its own (the only one where the cache is writable) and move its outputs over."""
     timeout = max(timeout, MIN_BUILD_TIMEOUT_S)
-    command = problem.build_command or ""
+    plain = problem.build_command or ""
     if not (
         builder is not None
-        and ccache.compiler_only(command)
+        and ccache.compiler_only(plain)
         and ccache.seen_before(problem.content_hash())
     ):
-        return run_stage(sandbox, command, timeout=timeout, env=env)[0]
+        return run_stage(sandbox, plain, timeout=timeout, env=env)[0]
     shared = [f.path for f in [*problem.test_files, *problem.context_files]]
     box = builder()
     try:
         isolation = getattr(box, "isolation", None)
-        cached_env: dict[str, str] | None = None
+        command, cached_env = plain, None
         if isolation == "bubblewrap":
             cached_env = ccache.build_env(dict(env), shared)
         elif isolation == "docker":
-            command, cached_env = ccache.container_build(command, dict(env), shared)
+            command, cached_env = ccache.container_build(plain, dict(env), shared)
         if cached_env is None:  # no mount isolation (rlimits): no cache
-            return run_stage(sandbox, problem.build_command or "", timeout=timeout, env=env)[0]
+            return run_stage(sandbox, plain, timeout=timeout, env=env)[0]
         for f in files:
             box.write_file(f.path, f.content)
         stage, _ = run_stage(box, command, timeout=timeout, env=cached_env)

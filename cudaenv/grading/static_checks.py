@@ -515,16 +515,19 @@ def _cpp_forbidden(path: str, tokens: _Tokens, raw: str, entries: list[str]) -> 
     """Uses of what the problem forbids (exploit class: doing less work, by calling a library
     the prompt rules out). ``X::`` a namespace, ``X*`` an identifier prefix, ``<X`` an include
     prefix, anything else one API name, matched like ``source_references``."""
+    if not entries:  # most problems: nothing to scan for
+        return []
     code = tokens.code
     includes = [
         m.group(2).strip()[1:] for m in _INCLUDE.finditer(raw) if m.group(2).strip()[:1] in '<"'
     ]
+    qualified = {a for a, b in itertools.pairwise(code) if b == "::"}  # names used as X::
+    joined = " ".join(code)
     out = []
     for entry in entries:
         if entry.endswith("::"):
             ns = entry[:-2]
-            hit = any(a == ns and b == "::" for a, b in itertools.pairwise(code))
-            hit = hit or f"using namespace {ns} ;" in " ".join(code)
+            hit = ns in qualified or f"using namespace {ns} ;" in joined
         elif entry.endswith("*"):
             hit = any(t.startswith(entry[:-1]) and t.isidentifier() for t in code)
         elif entry.startswith("<"):
@@ -539,6 +542,8 @@ def _cpp_forbidden(path: str, tokens: _Tokens, raw: str, entries: list[str]) -> 
 def _py_forbidden(path: str, tree: ast.AST, entries: list[str]) -> list[str]:
     """Names used, with import aliases resolved (``np.sort`` is ``numpy.sort``; ``cuda`` from
     ``from numba import cuda`` is ``numba.cuda``), against the forbidden entries."""
+    if not entries:
+        return []
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

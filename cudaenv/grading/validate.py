@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from cudaenv.grading.grader import grade
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem, Solution, SourceFile
+from cudaenv.sandbox.docker import DockerOptions
 from cudaenv.toolkit import has_gpu
 
 NOISE = 0.9  # the reference may be at most 10% slower than the baseline
@@ -52,7 +53,7 @@ def validate_problem(
 ) -> ValidationRow:
     opts = dict(sandbox_options or {})
     # a container sees a GPU only when it asks for one
-    gpu = has_gpu() and (sandbox != "docker" or opts.get("gpus") not in (None, 0))
+    gpu = has_gpu() and (sandbox != "docker" or DockerOptions.requests_gpus(opts.get("gpus")))
     bench = gpu and problem.has_benchmark and problem.baseline_solution is not None
     issues: list[str] = []
     verdicts: dict[str, Verdict] = {}

@@ -79,6 +79,12 @@ class DockerOptions(BaseModel):
     base_url: str | None = Field(default=None, description="engine URL; None: DOCKER_HOST")
     start_timeout_s: float = Field(default=60.0, gt=0)
     pool: str = Field(default="", description="value of the cudaenv.pool label")
+
+    @staticmethod
+    def requests_gpus(gpus: int | list[int | str] | None) -> bool:
+        """Whether ``gpus`` asks for any device (a container sees no GPU otherwise)."""
+        return gpus not in (None, 0, [])
+
     extra_ro_binds: list[str] = Field(
         default_factory=list, description="host directories mounted read-only, same path inside"
     )
@@ -454,7 +460,7 @@ class DockerSandbox(Sandbox):
     @property
     def gpu_access(self) -> bool:
         """Only with device requests (``gpus``): a container sees no GPU otherwise."""
-        return self._live().options.gpus not in (None, 0, [])
+        return DockerOptions.requests_gpus(self._live().options.gpus)
 
     @property
     def toolchain_id(self) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -120,14 +119,9 @@ def test_speedup_plot_is_a_real_png(tmp_path) -> None:
 
 
 @pytest.mark.docker
-def test_eval_in_a_chosen_image(tmp_path: Path) -> None:
+def test_eval_in_a_chosen_image(tmp_path: Path, eval_cpu_image: str) -> None:
     """Episodes and their grading in containers of the image given with --image."""
-    image = os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest")
-    docker = pytest.importorskip("docker", reason="the docker extra is not installed")
-    try:
-        docker.from_env().images.get(image)
-    except Exception as exc:  # engine down or image missing
-        pytest.skip(f"image {image} unavailable ({exc}); build it with docker/build-images.sh")
+    image = eval_cpu_image
     out = tmp_path / "docker"
     args = ["--agent", "oracle", "--ids", "py-vector-add", "--sandbox", "docker"]
     res = _eval(*args, "--image", image, "--out", str(out))

@@ -18,8 +18,8 @@ import cudaenv
 from cudaenv.agents.recipes import load_recipe
 from cudaenv.agents.registry import make_agent
 from cudaenv.env.trajectory import Trajectory
-from cudaenv.errors import SandboxError
-from cudaenv.sandbox.docker import DockerSandbox, docker_client
+from cudaenv.sandbox.docker import DockerSandbox
+from tests.conftest import need_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -28,28 +28,15 @@ AGENT_IMAGE = os.environ.get("CUDAENV_AGENT_CPU_IMAGE", "cudaenv-agent-cpu:lates
 PROBLEM = "py-vector-add"
 
 
-def _need_image(image: str) -> None:
-    try:
-        client = docker_client()
-    except SandboxError as exc:
-        pytest.skip(f"Docker engine unreachable: {exc}")
-    import docker
-
-    try:
-        client.images.get(image)
-    except docker.errors.ImageNotFound:
-        pytest.skip(f"image {image} missing; build it with docker/build-images.sh")
-
-
 @pytest.fixture(scope="module")
 def eval_image() -> str:
-    _need_image(EVAL_IMAGE)
+    need_image(EVAL_IMAGE)
     return EVAL_IMAGE
 
 
 @pytest.fixture(scope="module")
 def agent_box() -> Iterator[DockerSandbox]:
-    _need_image(AGENT_IMAGE)
+    need_image(AGENT_IMAGE)
     with DockerSandbox(image=AGENT_IMAGE) as box:
         yield box
 
