@@ -10,8 +10,11 @@ supported. Every reply is checked to come from the container's own server proces
 
 Containers run as uid 1000 with ``cap_drop=ALL``, ``no-new-privileges``, a read-only root,
 tmpfs ``/workspace`` and ``/tmp``, no network unless asked, and the memory, pids and ulimit
-caps of :class:`SandboxLimits`. They carry ``cudaenv.owner_pid``/``cudaenv.owner_host``
-labels so :func:`reap_orphans` can remove the ones a dead process left behind.
+caps of :class:`SandboxLimits`. They carry owner labels (``cudaenv.owner_pid``, its start
+time, ``cudaenv.owner_boot``, ``cudaenv.owner_host``) so that :func:`reap_orphans` can remove
+what a dead process left behind (a SIGKILLed run never cleans up): every entry point that
+starts a container (a sandbox, a pool, the grader's build containers) reaps once per process
+and engine, with one label-filtered list, before its first container.
 """
 
 from __future__ import annotations
@@ -43,9 +46,18 @@ from cudaenv.errors import (
     SandboxPathError,
     SandboxTimeoutError,
 )
+from cudaenv.sandbox._owners import Owner
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits, cap_output
 
-__all__ = ["EVAL_IMAGE", "DockerOptions", "DockerSandbox", "DockerSandboxPool", "reap_orphans"]
+__all__ = [
+    "EVAL_IMAGE",
+    "DockerOptions",
+    "DockerSandbox",
+    "DockerSandboxPool",
+    "owner_labels",
+    "reap_orphans",
+    "reap_orphans_once",
+]
 
 EVAL_IMAGE = "cudaenv-eval:latest"
 WORKSPACE = "/workspace"
@@ -55,6 +67,7 @@ SANDBOX_UID = 1000
 LABEL_OWNER_PID = "cudaenv.owner_pid"
 LABEL_OWNER_START = "cudaenv.owner_start"
 LABEL_OWNER_HOST = "cudaenv.owner_host"
+LABEL_OWNER_BOOT = "cudaenv.owner_boot"
 LABEL_POOL = "cudaenv.pool"
 LABEL_RUN_DIR = "cudaenv.run_dir"
 _SERVER_SOURCE = Path(__file__).with_name("_exec_server.py")
@@ -182,47 +195,66 @@ def docker_client(base_url: str | None = None) -> Any:
         return _clients[base_url]
 
 
-def _proc_start(pid: int) -> str | None:
-    """Process start time (clock ticks), to tell a live owner from a reused pid."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+def owner_labels() -> dict[str, str]:
+    """The labels that tie a container to this process (see :func:`reap_orphans`)."""
+    me = Owner.me()
+    return {
+        LABEL_OWNER_PID: str(me.pid),
+        LABEL_OWNER_START: me.start,
+        LABEL_OWNER_BOOT: me.boot,
+        LABEL_OWNER_HOST: socket.gethostname(),
+    }
+
+
+def _owner(labels: Mapping[str, str]) -> Owner | None:
+    """The owner a container's labels name; None without a usable pid (never reaped)."""
+    pid = labels.get(LABEL_OWNER_PID, "")
+    if not pid.isdigit():
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def _pid_alive(pid: int, start: str | None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return not (start and _proc_start(pid) not in (None, start))
+    return Owner(int(pid), labels.get(LABEL_OWNER_START, ""), labels.get(LABEL_OWNER_BOOT, ""))
 
 
 def reap_orphans(base_url: str | None = None) -> list[str]:
-    """Remove cudaenv containers of this host whose owner process is gone; return their names."""
+    """Remove cudaenv containers of this host whose owner process is gone; return their names.
+
+    Only containers with our owner labels and this host's name are looked at (a container of
+    another host's process cannot be judged from here); one whose owner lives is never touched.
+    """
     client = docker_client(base_url)
-    host = socket.gethostname()
+    docker = _docker()
     removed = []
     with _engine("reaping orphaned containers"):
-        found = client.containers.list(all=True, filters={"label": f"{LABEL_OWNER_HOST}={host}"})
+        found = client.containers.list(
+            all=True, filters={"label": f"{LABEL_OWNER_HOST}={socket.gethostname()}"}
+        )
         for container in found:
             labels = container.labels
-            try:
-                pid = int(labels.get(LABEL_OWNER_PID, ""))
-            except ValueError:
-                continue
-            if _pid_alive(pid, labels.get(LABEL_OWNER_START)):
+            owner = _owner(labels)
+            if owner is None or owner.alive():
                 continue
             try:
                 container.remove(force=True)
-            except _docker().errors.NotFound:
+            except docker.errors.NotFound:
                 pass
+            except docker.errors.APIError as exc:  # another process is removing it already
+                if exc.status_code != 409:
+                    raise
             _remove_run_dir(labels.get(LABEL_RUN_DIR, ""))
             removed.append(container.name)
     return removed
+
+
+_reaped: set[str | None] = set()
+_reap_lock = threading.Lock()
+
+
+def reap_orphans_once(base_url: str | None = None) -> None:
+    """:func:`reap_orphans` the first time this process uses an engine (then nothing)."""
+    with _reap_lock:
+        if base_url in _reaped:
+            return
+        reap_orphans(base_url)
+        _reaped.add(base_url)
 
 
 def _remove_run_dir(path: str) -> None:
@@ -293,6 +325,7 @@ class _Container:
         if not opts.network:
             kwargs["network_mode"] = "none"
         fsize = lim.file_size_mb * 1024 * 1024
+        reap_orphans_once(opts.base_url)
         _ensure_image(self.client, opts.image)
         with _gpu_runtime_hint(opts.gpus), _engine(f"starting container from {opts.image}"):
             self.container = self.client.containers.run(
@@ -326,9 +359,7 @@ class _Container:
                 ],
                 environment={"HOME": WORKSPACE, "LANG": "C.UTF-8", **opts.environment},
                 labels={
-                    LABEL_OWNER_PID: str(os.getpid()),
-                    LABEL_OWNER_START: _proc_start(os.getpid()) or "",
-                    LABEL_OWNER_HOST: socket.gethostname(),
+                    **owner_labels(),
                     LABEL_POOL: opts.pool,
                     LABEL_RUN_DIR: self.run_dir,
                 },
@@ -580,9 +611,10 @@ class DockerSandboxPool:
 
     A reset kills every process of the sandbox user, wipes ``/workspace``, ``/tmp`` and
     ``/dev/shm`` and re-executes the exec server (tens of ms, versus a few hundred for a cold
-    container). ``start()`` (or ``with``) first calls :func:`reap_orphans`, then fills the pool;
-    ``acquire()`` starts it if needed and never blocks on an empty pool (it starts one cold);
-    at most ``size`` containers are kept warm, the extra ones are removed on release.
+    container). ``start()`` (or ``with``) first reaps orphans (:func:`reap_orphans_once`), then
+    fills the pool; ``acquire()`` starts it if needed and never blocks on an empty pool (it
+    starts one cold); at most ``size`` containers are kept warm, the extra ones are removed on
+    release.
     """
 
     def __init__(self, image: str = EVAL_IMAGE, size: int = 4, **options: Any) -> None:
@@ -601,7 +633,7 @@ class DockerSandboxPool:
         with self._start_lock:
             if self._executor is not None:
                 return self
-            reap_orphans(self.options.base_url)
+            reap_orphans_once(self.options.base_url)
             self._executor = ThreadPoolExecutor(max_workers=max(1, min(self.size, 4)))
             futures = [self._executor.submit(self._new_idle) for _ in range(self.size)]
             for fut in futures:
