@@ -1,4 +1,11 @@
-"""Aggregates over graded results: unbiased pass@k by group, speedup statistics."""
+"""Aggregates over graded results: unbiased pass@k by group, speedup statistics.
+
+Every rate is computed over the samples that could run to a decision. A sample whose deciding
+stage could not run here (``passed`` None with no failure, e.g. GPU stages skipped: no GPU) is
+counted as ``not_run``, never as a failure; an infrastructure failure is counted apart. When no
+sample could run, a rate is ``None`` (JSON ``null``), not 0: a machine without a GPU must not
+read as a policy that solved nothing.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from cudaenv.grading.verdict import Verdict
+
+FAST_P = (1.0, 1.2)  # thresholds of the fast_p rates
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -31,12 +40,21 @@ class Graded(BaseModel):
     verdict: Verdict
 
 
+def not_run(v: Verdict) -> bool:
+    """The deciding stage could not run here (no GPU): neither a pass nor a failure."""
+    return v.passed is None and v.failure is None
+
+
+def could_run(v: Verdict) -> bool:
+    """The sample ran to a decision: it counts in the rates (pass or the agent's failure)."""
+    return v.failure != "infrastructure" and not not_run(v)
+
+
 def _pass_table(rows: Sequence[Graded], ks: Sequence[int]) -> dict[str, float | None]:
     by_task: dict[str, list[bool]] = defaultdict(list)
     for r in rows:
-        if r.verdict.failure == "infrastructure":
-            continue  # not the policy's fault: excluded, counted separately
-        by_task[r.task_id].append(bool(r.verdict.passed))
+        if could_run(r.verdict):  # infrastructure and not-run samples are counted apart
+            by_task[r.task_id].append(bool(r.verdict.passed))
     out: dict[str, float | None] = {}
     for k in ks:
         if not by_task or any(len(v) < k for v in by_task.values()):
@@ -47,37 +65,46 @@ def _pass_table(rows: Sequence[Graded], ks: Sequence[int]) -> dict[str, float | 
 
 
 def speedup_stats(verdicts: Iterable[Verdict]) -> dict[str, float | int | None]:
-    speeds = [v.speedup for v in verdicts if v.passed and v.speedup]
+    """Geomean and median over the measured speedups; ``fast_p`` (KernelBench's) is the share
+    of the samples that could run which passed with a speedup above p, failures included.
+
+    A passing sample without a measured speedup (its benchmark was skipped) is left out, as is
+    every not-run and infrastructure sample; with no measured speedup every value is None.
+    """
+    runnable = [v for v in verdicts if could_run(v) and not (v.passed and v.speedup is None)]
+    speeds = [v.speedup for v in runnable if v.passed and v.speedup]
     if not speeds:
-        return {"count": 0, "geomean": None, "median": None, "fast_1": None, "fast_1.2": None}
+        return {"count": 0, "over": 0, "geomean": None, "median": None} | {
+            f"fast_{p:g}": None for p in FAST_P
+        }
     return {
         "count": len(speeds),
+        "over": len(runnable),
         "geomean": math.exp(statistics.fmean(math.log(s) for s in speeds)),
         "median": statistics.median(speeds),
-        "fast_1": sum(s > 1.0 for s in speeds) / len(speeds),
-        "fast_1.2": sum(s > 1.2 for s in speeds) / len(speeds),
+    } | {f"fast_{p:g}": sum(s > p for s in speeds) / len(runnable) for p in FAST_P}
+
+
+def _counts(rows: Sequence[Graded], ks: Sequence[int]) -> dict[str, Any]:
+    return {
+        "samples": len(rows),
+        "problems": len({r.task_id for r in rows}),
+        "run": sum(could_run(r.verdict) for r in rows),
+        "passed": sum(bool(r.verdict.passed) for r in rows),
+        "not_run": sum(not_run(r.verdict) for r in rows),
+        "infrastructure_failures": sum(r.verdict.failure == "infrastructure" for r in rows),
+        "pass_at_k": _pass_table(rows, ks),
+        "speedup": speedup_stats(r.verdict for r in rows),
     }
 
 
 def summarise(rows: Sequence[Graded], ks: Sequence[int] = (1,)) -> dict[str, Any]:
-    """The summary.json payload: overall and per-group pass@k, speedups, failure counts."""
+    """The summary.json payload: overall and per-group pass@k, speedups and counts.
+
+    ``run`` is how many samples the rates are over; ``not_run`` and ``infrastructure_failures``
+    are the samples left out, and each group reports its own.
+    """
     groups: dict[str, list[Graded]] = defaultdict(list)
     for r in rows:
         groups[r.group].append(r)
-    return {
-        "samples": len(rows),
-        "problems": len({r.task_id for r in rows}),
-        "passed": sum(bool(r.verdict.passed) for r in rows),
-        "not_run": sum(r.verdict.passed is None and r.verdict.failure is None for r in rows),
-        "infrastructure_failures": sum(r.verdict.failure == "infrastructure" for r in rows),
-        "pass_at_k": _pass_table(rows, ks),
-        "speedup": speedup_stats(r.verdict for r in rows),
-        "groups": {
-            g: {
-                "samples": len(rs),
-                "pass_at_k": _pass_table(rs, ks),
-                "speedup": speedup_stats(r.verdict for r in rs),
-            }
-            for g, rs in sorted(groups.items())
-        },
-    }
+    return _counts(rows, ks) | {"groups": {g: _counts(rs, ks) for g, rs in sorted(groups.items())}}

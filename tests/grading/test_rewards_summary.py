@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -8,7 +9,7 @@ from cudaenv.errors import SpecError
 from cudaenv.grading import rewards
 from cudaenv.grading.summary import Graded, pass_at_k, summarise
 from cudaenv.grading.timing import parse_custom_ms, speedup_ci
-from cudaenv.grading.verdict import Verdict
+from cudaenv.grading.verdict import StageResult, Verdict
 
 
 def v(passed, speedup=None, compiled=True, failure=None) -> Verdict:
@@ -63,7 +64,109 @@ def test_summary_groups_and_infrastructure() -> None:
     assert s["pass_at_k"]["pass@2"] is None  # b has only one counted sample
     assert s["groups"]["g1"]["pass_at_k"]["pass@2"] == 1.0
     assert s["speedup"]["geomean"] == pytest.approx(1.0)
-    assert s["speedup"]["fast_1"] == 0.5
+    assert s["speedup"]["fast_1"] == pytest.approx(1 / 3)  # a's failure counts as not fast
+    assert s["speedup"]["over"] == 3 and s["speedup"]["count"] == 2
+
+
+def _skipped(task_id: str = "t") -> Verdict:
+    """What the grader returns without a GPU: built, the GPU stages skipped."""
+    return Verdict(
+        task_id=task_id,
+        compiled=True,
+        passed=None,
+        stages={
+            "build": StageResult(status="ok", exit_code=0),
+            "test": StageResult(status="skipped", reason="no GPU"),
+        },
+        reason="compiled; GPU stages skipped (no GPU)",
+    )
+
+
+def _ran(task_id: str, passed: bool, speedup: float | None = None) -> Verdict:
+    test = StageResult(status="ok" if passed else "failed", exit_code=0 if passed else 1)
+    return Verdict(
+        task_id=task_id,
+        compiled=True,
+        passed=passed,
+        speedup=speedup,
+        stages={"build": StageResult(status="ok", exit_code=0), "test": test},
+        failure=None if passed else "agent",
+        reason="" if passed else "tests failed",
+    )
+
+
+def _infra(task_id: str) -> Verdict:
+    return Verdict(task_id=task_id, passed=None, failure="infrastructure", reason="sandbox died")
+
+
+def g(task_id: str, verdict: Verdict, group: str = "g", sample: int = 0) -> Graded:
+    return Graded(task_id=task_id, group=group, sample=sample, verdict=verdict)
+
+
+def test_all_not_run_is_null_not_zero() -> None:
+    """16 C++ problems on a machine without a GPU: no rate, the count of what did not run."""
+    rows = [g(f"p{i}", _skipped(f"p{i}")) for i in range(16)]
+    s = summarise(rows, ks=[1])
+    assert s["pass_at_k"] == {"pass@1": None}
+    assert (s["not_run"], s["run"], s["samples"], s["passed"]) == (16, 0, 16, 0)
+    assert s["speedup"]["geomean"] is None and s["speedup"]["fast_1"] is None
+    assert s["groups"]["g"]["pass_at_k"] == {"pass@1": None}
+    assert s["groups"]["g"]["not_run"] == 16
+    assert json.loads(json.dumps(s))["pass_at_k"]["pass@1"] is None  # null in summary.json
+
+
+def test_some_not_run_rates_are_over_the_samples_that_ran() -> None:
+    rows = [
+        g("a", _ran("a", True), sample=0),
+        g("a", _skipped("a"), sample=1),  # not a failure: a's pass@1 is 1/1
+        g("b", _ran("b", False)),
+        g("c", _skipped("c")),  # c never ran: it is left out of pass@k entirely
+    ]
+    s = summarise(rows, ks=[1, 2])
+    assert s["pass_at_k"]["pass@1"] == pytest.approx(0.5)  # mean of a (1.0) and b (0.0)
+    assert s["pass_at_k"]["pass@2"] is None  # a and b have one sample that ran each
+    assert (s["run"], s["not_run"], s["infrastructure_failures"]) == (2, 2, 0)
+
+
+def test_infrastructure_and_not_run_are_counted_apart() -> None:
+    rows = [g("a", _infra("a")), g("b", _skipped("b")), g("b", _infra("b"), sample=1)]
+    s = summarise(rows)
+    assert s["pass_at_k"]["pass@1"] is None
+    assert (s["run"], s["not_run"], s["infrastructure_failures"]) == (0, 1, 2)
+    rows.append(g("c", _ran("c", False)))
+    s = summarise(rows)
+    assert s["pass_at_k"]["pass@1"] == 0.0 and s["run"] == 1  # a real failure is a real 0
+
+
+def test_each_group_reports_its_own_not_run() -> None:
+    rows = [
+        g("k1", _ran("k1", True, speedup=2.0), group="kernels"),
+        g("k2", _ran("k2", False), group="kernels"),
+        g("r1", _skipped("r1"), group="runtime"),
+        g("r2", _skipped("r2"), group="runtime"),
+    ]
+    s = summarise(rows)
+    kernels, runtime = s["groups"]["kernels"], s["groups"]["runtime"]
+    assert kernels["pass_at_k"]["pass@1"] == 0.5 and kernels["not_run"] == 0
+    assert runtime["pass_at_k"]["pass@1"] is None and runtime["not_run"] == 2
+    assert runtime["run"] == 0 and runtime["speedup"]["geomean"] is None
+    assert kernels["speedup"]["fast_1"] == 0.5 and s["speedup"]["fast_1"] == 0.5
+    assert s["pass_at_k"]["pass@1"] == 0.5 and s["not_run"] == 2
+
+
+def test_speedups_leave_out_samples_whose_benchmark_did_not_run() -> None:
+    """A pass without a measured speedup (benchmark skipped) is neither fast nor slow."""
+    rows = [
+        g("a", _ran("a", True, speedup=1.5)),
+        g("b", _ran("b", True, speedup=None)),
+        g("c", _skipped("c")),
+        g("d", _infra("d")),
+    ]
+    sp = summarise(rows)["speedup"]
+    assert (sp["count"], sp["over"]) == (1, 1)
+    assert sp["fast_1"] == 1.0 and sp["fast_1.2"] == 1.0
+    only_failures = summarise([g("e", _ran("e", False)), g("c", _skipped("c"))])["speedup"]
+    assert only_failures["fast_1"] is None  # nothing was timed: no 0.0 either
 
 
 def test_custom_timing_line_and_ci() -> None:
