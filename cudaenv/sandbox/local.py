@@ -56,11 +56,13 @@ from typing import Literal
 from cudaenv.errors import SandboxClosedError, SandboxError
 from cudaenv.sandbox import _supervisor as sv
 from cudaenv.sandbox import _workspace as ws
+from cudaenv.sandbox._owners import Owner
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
 
 __all__ = ["LocalSandbox"]
 
 _PARENT_NAME = "cudaenv-sandboxes"
+_OWNER_FILE = "owner"  # pid, start time, boot id of the process that made the sandbox
 _CGROUP_NAME = re.compile(r"[0-9]+-[0-9a-f]{12}")
 _CHUNK = 1 << 20
 # control FIFOs: never through a symlink (a sandbox must not steer the host's opens)
@@ -103,28 +105,73 @@ def _probe_bwrap() -> bool:
         return _bwrap_ok
 
 
+def _stale_owner(name: str, parent: Path) -> bool:
+    """Whether the sandbox (dir or cgroup) ``<pid>-<token>`` belongs to a dead process: its
+    ``owner`` file (pid, start time, boot id) when the dir has one, else the pid alone."""
+    pid = name.split("-", 1)[0]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        owner = Owner.parse((parent / name / _OWNER_FILE).read_text())
+    except OSError:
+        owner = None
+    if owner is None or owner.pid != int(pid):
+        owner = Owner(int(pid))
+    return not owner.alive()
+
+
+def _reap_cgroups(dirs: list[Path], deadline_s: float = 5.0) -> None:
+    """SIGKILL every process left in a dead owner's cgroups, then remove them (a cgroup with a
+    member cannot be removed, and its processes, in their own sessions, outlive the owner)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        pids: set[int] = set()
+        for path in dirs:
+            with contextlib.suppress(OSError):
+                (path / "cgroup.kill").write_text("1")
+            with contextlib.suppress(OSError, ValueError):
+                pids.update(int(x) for x in (path / "cgroup.procs").read_text().split())
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.002)
+    for path in dirs:
+        for _ in range(200):  # a killed process leaves its cgroup a moment after it dies
+            try:
+                path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.005)
+
+
 def _sweep_stale(parent: Path) -> None:
-    """Remove sandbox dirs whose owner process died without cleaning up (once per process)."""
+    """Clean up after owners that died without doing it (a SIGKILL, the OOM killer), once per
+    process: kill what still runs in their sandboxes (their cgroups; under the rlimits fallback
+    the processes that carry the sandbox's marker), detach the workspace's tmpfs quota mount,
+    remove the dir and the cgroups. Sandboxes of live owners are never touched."""
     global _swept
     if _swept:
         return
     _swept = True
-
-    def stale(entry: Path) -> bool:
-        owner = entry.name.split("-", 1)[0]
-        return owner.isdigit() and int(owner) != os.getpid() and not sv.pid_alive(int(owner))
-
+    bases = [base for base, _ in sv.cgroup_bases()]
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
-            if stale(entry):
-                _unmount(entry / "workspace")
-                sv.rmtree(entry)
-    for base, _ in sv.cgroup_bases():  # empty cgroups left by a killed owner
+            if not _CGROUP_NAME.fullmatch(entry.name) or not _stale_owner(entry.name, parent):
+                continue
+            _reap_cgroups([base / entry.name for base in bases if (base / entry.name).is_dir()])
+            sv.kill_marked(f"CUDAENV_SANDBOX={entry.name.split('-', 1)[1]}")
+            _unmount(entry / "workspace")
+            sv.rmtree(entry)
+    for base in bases:  # cgroups left without a dir (a dir in another TMPDIR: pid alone)
         with contextlib.suppress(OSError):
             for entry in base.iterdir():
-                if entry.is_dir() and _CGROUP_NAME.fullmatch(entry.name) and stale(entry):
-                    with contextlib.suppress(OSError):
-                        entry.rmdir()
+                named = entry.is_dir() and _CGROUP_NAME.fullmatch(entry.name)
+                if named and _stale_owner(entry.name, parent):
+                    _reap_cgroups([entry])
 
 
 def _hidden_data_dirs() -> list[Path]:
@@ -288,6 +335,7 @@ class LocalSandbox(Sandbox):
         root.mkdir(mode=0o700)
         (root / "workspace").mkdir()
         (root / "ctl").mkdir()
+        (root / _OWNER_FILE).write_text(Owner.me().dump())
         self._state = _State(root=root, marker=f"CUDAENV_SANDBOX={token}", bubblewrap=use_bwrap)
         self._state.quota_mounted = _mount_quota(root / "workspace", self.limits.workspace_mb)
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
