@@ -12,6 +12,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from cudaenv.grading.cache_files import warn_failed, write_atomic
 from cudaenv.grading.verdict import Timing
 from cudaenv.problems.model import Problem
 from cudaenv.toolkit import GpuInfo, cache_dir
@@ -44,8 +45,15 @@ class BaselineCache:
             return None
 
     def put(self, key: str, timing: Timing) -> None:
+        """Store ``timing``; a failed write (a full disk) warns and costs only the cache."""
         path = self.root / f"{key}.json"
-        with FileLock(str(path) + ".lock"):
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(timing.model_dump_json())
-            tmp.replace(path)
+        try:
+            lock = FileLock(str(path) + ".lock")
+            lock.acquire()
+        except OSError as exc:
+            warn_failed("baseline timing", path, exc)
+            return
+        try:
+            write_atomic(path, timing.model_dump_json(), what="baseline timing")
+        finally:
+            lock.release()

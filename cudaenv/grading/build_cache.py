@@ -8,16 +8,18 @@ every file the build created (the binaries), restored into the next fresh worksp
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shlex
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from filelock import FileLock
 from pydantic import BaseModel
 
+from cudaenv.grading.cache_files import remove_tree, temp_dir_beside, warn_failed
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
 from cudaenv.sandbox.base import Sandbox
@@ -62,8 +64,21 @@ class BuildCache:
         self.root = root or cache_dir() / "builds"
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def lock(self, key: str) -> FileLock:
-        return FileLock(str(self.root / f"{key}.lock"))
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[None]:
+        """Hold the key's file lock (one build per key at a time); where the lock file cannot
+        be made (a full disk) build unlocked: a duplicate build beats a lost verdict."""
+        lock = FileLock(str(self.root / f"{key}.lock"))
+        try:
+            lock.acquire()
+        except OSError as exc:
+            warn_failed("build lock", self.root / f"{key}.lock", exc)
+            yield
+            return
+        try:
+            yield
+        finally:
+            lock.release()
 
     def get(self, key: str) -> CachedBuild | None:
         meta = self.root / key / "build.json"
@@ -82,29 +97,37 @@ class BuildCache:
         make_executable(sandbox, entry.artifacts)
 
     def put(self, key: str, result: StageResult, sandbox: Sandbox, inputs: set[str]) -> None:
-        """Store the build result and every new file the build produced (only if it succeeded)."""
+        """Store the build result and every new file the build produced (only if it succeeded).
+
+        Filled in a uniquely named directory and renamed into place; a failed write (a full
+        disk) warns and costs only the cache, never the build it would have stored.
+        """
         if result.status != "ok":
             return
         target = self.root / key
-        tmp = self.root / f"{key}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        artifacts: list[str] = []
-        total = 0
-        for rel in sandbox.list_files():
-            if rel in inputs:
-                continue
-            data = sandbox.read_file(rel)
-            total += len(data)
-            if total > MAX_ARTIFACT_BYTES:
-                shutil.rmtree(tmp, ignore_errors=True)
-                return
-            dest = tmp / "files" / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
-            artifacts.append(rel)
-        tmp.mkdir(parents=True, exist_ok=True)
-        (tmp / "build.json").write_text(
-            CachedBuild(result=result, artifacts=artifacts).model_dump_json()
-        )
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
+        tmp: Path | None = None
+        try:
+            tmp = temp_dir_beside(target)
+            artifacts: list[str] = []
+            total = 0
+            for rel in sandbox.list_files():
+                if rel in inputs:
+                    continue
+                data = sandbox.read_file(rel)
+                total += len(data)
+                if total > MAX_ARTIFACT_BYTES:
+                    return
+                dest = tmp / "files" / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(data)
+                artifacts.append(rel)
+            (tmp / "build.json").write_text(
+                CachedBuild(result=result, artifacts=artifacts).model_dump_json()
+            )
+            shutil.rmtree(target, ignore_errors=True)
+            tmp.rename(target)
+            tmp = None
+        except OSError as exc:
+            warn_failed("build", target, exc)
+        finally:
+            remove_tree(tmp)

@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
+from cudaenv.grading.cache_files import write_atomic
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
 from cudaenv.toolkit import cache_dir
@@ -45,7 +46,4 @@ class OutcomeCache:
     def put(self, key: str, stage: StageResult) -> None:
         if stage.status not in ("ok", "failed"):
             return
-        path = self.root / f"{key}.json"
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(stage.model_dump_json())
-        tmp.replace(path)
+        write_atomic(self.root / f"{key}.json", stage.model_dump_json(), what="test outcome")
