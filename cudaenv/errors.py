@@ -75,6 +75,14 @@ class GradingError(CudaEnvError, RuntimeError):
     """Grading could not be carried out (infrastructure fault, never a verdict)."""
 
 
+class OutDirError(CudaEnvError, OSError):
+    """A results directory cannot be used: not a directory, unwritable, or full."""
+
+
+class OutDirBusyError(OutDirError):
+    """Another live process holds the results directory (two runs would do every episode twice)."""
+
+
 class ToolError(CudaEnvError, ValueError):
     """An agent action names an unknown tool or carries bad arguments."""
 

@@ -4,9 +4,17 @@ Every finished episode is appended at once to ``<out_dir>/results.jsonl`` (an
 :class:`EpisodeResult`) and its trajectory to ``<out_dir>/trajectories.jsonl`` under the same
 key ("<task_id>#<attempt>"); a rerun with the same ``out_dir`` skips the keys already there
 (except infrastructure failures, which are retried unless ``retry_infrastructure=False``; the
-last record of a key wins). Stopping early (Ctrl-C, ``break``, an exception in the consuming
-loop) stops submitting, keeps what is stored and abandons what is running; wrap the
-iterator in ``contextlib.closing`` to make the stop immediate rather than at garbage collection.
+last record of a key wins). While it runs, the process holds ``out_dir`` (an ``flock``):
+a second process on the same directory gets :class:`~cudaenv.errors.OutDirBusyError` at
+once instead of running every episode again; an unwritable ``out_dir`` is
+:class:`~cudaenv.errors.OutDirError` before any episode starts.
+
+Stopping early (Ctrl-C, ``break``, an exception in the consuming loop) stops submitting,
+keeps what is stored and abandons what is running, without waiting for it: the store is
+sealed first, so an abandoned episode (whose sandboxes the exiting interpreter may close
+under it) is never stored, and the interpreter does not wait for its thread at exit. Wrap
+the iterator in ``contextlib.closing`` to make the stop immediate rather than at garbage
+collection.
 """
 
 from __future__ import annotations
@@ -14,25 +22,44 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from typing import Any
 
 from cudaenv.problems.model import Problem
 from cudaenv.rollout.episode import AgentSpec, EpisodeResult, Job, resolve_agent, run_job
-from cudaenv.rollout.store import ResultStore
+from cudaenv.rollout.pool import DaemonPool
+from cudaenv.rollout.store import ResultStore, claim_dir
 
 __all__ = ["EpisodeResult", "arun_episodes", "latest_results", "run_episodes"]
 
 
 class _Recorder:
-    """Appends results and trajectories to the stores (thread-safe; no-op without out_dir)."""
+    """Appends results and trajectories to the stores (thread-safe; no-op without out_dir).
+
+    It claims ``out_dir`` for this process until :meth:`seal`, after which nothing more is
+    stored: a run that stopped abandons its running episodes, and their results (possibly
+    graded while the interpreter closed their sandboxes) must not reach the store.
+    """
 
     def __init__(self, out_dir: str | Path | None) -> None:
+        self._claim = claim_dir(out_dir) if out_dir is not None else None
+        if self._claim is not None:  # an iterator dropped unstarted still lets the dir go
+            weakref.finalize(self, self._claim.release)
         self.results = ResultStore(out_dir, "results") if out_dir is not None else None
         self.trajectories = ResultStore(out_dir, "trajectories") if out_dir is not None else None
+        self._lock = threading.Lock()
+        self._sealed = False
+
+    def seal(self) -> None:
+        """Store nothing more (an in-flight append completes first) and let the directory go."""
+        with self._lock:
+            self._sealed = True
+        if self._claim is not None:
+            self._claim.release()
 
     def done_keys(self, retry_infrastructure: bool) -> set[str]:
         if self.results is None:
@@ -47,12 +74,15 @@ class _Recorder:
     def record(self, res: EpisodeResult) -> EpisodeResult:
         if self.results is None or self.trajectories is None:
             return res
-        if res.trajectory is not None:
-            self.trajectories.append(
-                {"key": res.key, "trajectory": res.trajectory.model_dump(mode="json")}
-            )
-            res.trajectory_path = str(self.trajectories.path)
-        self.results.append(res.record())
+        with self._lock:
+            if self._sealed:
+                return res  # abandoned by a stopped run: never stored
+            if res.trajectory is not None:
+                self.trajectories.append(
+                    {"key": res.key, "trajectory": res.trajectory.model_dump(mode="json")}
+                )
+                res.trajectory_path = str(self.trajectories.path)
+            self.results.append(res.record())
         return res
 
 
@@ -66,8 +96,8 @@ def latest_results(store: ResultStore) -> dict[str, dict[str, Any]]:
 
 
 class _ThreadBackend:
-    """Episodes in a thread pool; one agent per thread; results stored by the thread that
-    finished them, so an episode ending while the caller is stopping is still kept."""
+    """Episodes in daemon threads; one agent per thread; results stored by the thread that
+    finished them (until the run stops and the recorder is sealed)."""
 
     def __init__(
         self,
@@ -81,7 +111,7 @@ class _ThreadBackend:
         self._workers = workers
         self._recorder = recorder
         self._local = threading.local()
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="cudaenv-episode")
+        self._pool = DaemonPool(workers, "cudaenv-episode")
         self._futures: set[Future[EpisodeResult]] = set()
 
     def _work(self, job: Job) -> EpisodeResult:
@@ -98,7 +128,7 @@ class _ThreadBackend:
         return bool(self._futures)
 
     def submit(self, job: Job) -> None:
-        self._futures.add(self._pool.submit(self._work, job))
+        self._futures.add(self._pool.submit(self._work, job))  # type: ignore[arg-type]
 
     def wait(self, timeout: float) -> list[EpisodeResult]:
         done, _ = wait(self._futures, timeout=timeout, return_when=FIRST_COMPLETED)
@@ -106,7 +136,7 @@ class _ThreadBackend:
         return [f.result() for f in done]
 
     def stop(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown()
 
 
 def _jobs(
@@ -165,11 +195,12 @@ def run_episodes(
         from cudaenv.rollout.ray_pool import _ray
 
         _ray()  # MissingExtraError now, not at the first next()
+    jobs = _jobs(problems, attempts, env_options)  # unknown task_ids fail before out_dir exists
     recorder = _Recorder(out_dir)
     done = recorder.done_keys(retry_infrastructure)
-    pending: deque[Job] = deque(
-        j for j in _jobs(problems, attempts, env_options) if j.key not in done
-    )
+    pending: deque[Job] = deque(j for j in jobs if j.key not in done)
+    if not pending:
+        recorder.seal()
     return _drive(
         agent,
         env_options,
@@ -200,11 +231,47 @@ def _drive(
     if not pending:
         return
     workers = min(workers, len(pending))
-    backend: Any
+    backend: Any = None
+    try:
+        backend = _backend(
+            agent,
+            env_options,
+            pending,
+            recorder,
+            workers,
+            use_ray,
+            ray_address,
+            num_cpus,
+            num_gpus,
+            max_retries,
+        )
+        while pending or backend.busy():
+            while pending and backend.has_capacity():
+                backend.submit(pending.popleft())
+            for res in backend.wait(timeout=0.5):
+                yield recorder.record(res) if use_ray else res
+    finally:
+        recorder.seal()  # first: nothing abandoned below is stored
+        if backend is not None:
+            backend.stop()
+
+
+def _backend(
+    agent: AgentSpec,
+    env_options: dict[str, Any],
+    pending: deque[Job],
+    recorder: _Recorder,
+    workers: int,
+    use_ray: bool,
+    ray_address: str | None,
+    num_cpus: float,
+    num_gpus: float,
+    max_retries: int,
+) -> Any:
     if use_ray:
         from cudaenv.rollout.ray_pool import RayBackend
 
-        backend = RayBackend(
+        return RayBackend(
             agent,
             env_options,
             workers,
@@ -214,16 +281,7 @@ def _drive(
             max_retries=max_retries,
             requeue=pending.appendleft,
         )
-    else:
-        backend = _ThreadBackend(agent, env_options, workers, recorder)
-    try:
-        while pending or backend.busy():
-            while pending and backend.has_capacity():
-                backend.submit(pending.popleft())
-            for res in backend.wait(timeout=0.5):
-                yield recorder.record(res) if use_ray else res
-    finally:
-        backend.stop()
+    return _ThreadBackend(agent, env_options, workers, recorder)
 
 
 async def arun_episodes(
