@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -79,7 +81,11 @@ def test_forbidden_construct_flagged(problem) -> None:
     assert v.passed is False and v.suspected_hack and "getenv" in v.suspected_hack[0]
 
 
+@pytest.mark.timeout(600)  # a hang guard: the sleep below would outlast any CI run
 def test_timeout_stage(tmp_path: Path) -> None:
+    """A test command past the problem's ``timeout_seconds`` is killed: the stage says timeout
+    (no exit code: killed, not exited), and the grade returns while the sleep it ran would
+    still have more than a day to go; nothing of it is left on the host."""
     d = write_problem(
         tmp_path,
         "slow",
@@ -92,9 +98,12 @@ def test_timeout_stage(tmp_path: Path) -> None:
         files={"test/readme.txt": "x"},
     )
     p = load_suite(d)["slow"]
-    v = cudaenv.grade(p, {"solution.sh": "sleep 30"})
-    assert v.stages["test"].status == "timeout" and v.passed is False
-    assert v.seconds < 15
+    name = f"cudaenv-slow-{uuid.uuid4().hex[:12]}"
+    v = cudaenv.grade(p, {"solution.sh": f"exec -a {name} sleep 100000"})
+    test = v.stages["test"]
+    assert (test.status, test.exit_code, test.reason) == ("timeout", None, "timed out after 1s")
+    assert v.passed is False
+    assert subprocess.run(["pgrep", "-f", f"^{name}"], capture_output=True).stdout == b""
 
 
 def test_flood_output_is_capped(tmp_path: Path) -> None:
