@@ -12,18 +12,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from cudaenv.cli import (
     GpusOption,
     ImageOption,
     _friendly,
-    _progress,
     _sandbox_options,
     _split,
     app,
     console,
 )
+from cudaenv.cli_progress import Reporter, left_out, summary_table, verdict_status
 from cudaenv.errors import SpecError
 
 MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model
@@ -78,36 +77,6 @@ def _graded_rows(records: list[dict[str, Any]], mode: str) -> list[Any]:
             )
         )
     return rows
-
-
-def _fmt(value: Any, spec: str = ".3f") -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _table(summary: dict[str, Any], ks: list[int], title: str) -> Table:
-    with_speed = summary["speedup"]["count"] > 0
-    table = Table(title=title)
-    table.add_column("group", no_wrap=True)
-    table.add_column("samples", justify="right")
-    for k in ks:
-        table.add_column(f"pass@{k}", justify="right")
-    if with_speed:
-        for col in ("geomean", "median", "fast_1", "fast_1.2"):
-            table.add_column(col, justify="right")
-    lines = [(g, s) for g, s in summary["groups"].items()] + [("all", summary)]
-    for name, s in lines:
-        row = [f"[bold]{name}[/]" if name == "all" else name, str(s["samples"])]
-        row += [_fmt(s["pass_at_k"].get(f"pass@{k}")) for k in ks]
-        if with_speed:
-            sp = s["speedup"]
-            row += [
-                _fmt(sp["geomean"], ".2f") + ("x" if sp["geomean"] else ""),
-                _fmt(sp["median"], ".2f"),
-                _fmt(sp["fast_1"], ".2f"),
-                _fmt(sp["fast_1.2"], ".2f"),
-            ]
-        table.add_row(*row)
-    return table
 
 
 def _plot_speedups(rows: list[Any], path: Path) -> str:
@@ -213,11 +182,8 @@ def eval_cmd(
         for key, r in latest_results(store).items()
         if key in planned and r.get("status") != "infrastructure"
     }
-    passing = sum(bool((r.get("verdict") or {}).get("passed")) for r in before.values())
 
-    with _progress() as bar:
-        episodes = bar.add_task("episodes", total=len(planned), completed=len(before))
-        good = bar.add_task("passing", total=len(planned), completed=passing)
+    with Reporter(console, "episodes", len(planned), completed=len(before)) as report:
         for res in run_episodes(
             spec,
             problems,
@@ -227,12 +193,11 @@ def eval_cmd(
             out_dir=out,
             env_options=env_options,
         ):
-            bar.advance(episodes)
-            if res.passed:
-                bar.advance(good)
-            if res.status != "ok":
-                first = (res.error or "").splitlines()[0] if res.error else ""
-                console.print(f"[yellow]{res.key}: {res.status}[/] {first}", highlight=False)
+            v, status = res.verdict, res.status
+            if status == "ok":
+                status = verdict_status(v.passed, v.failure) if v else "failed"
+            why = res.error or (v.reason if v and not v.passed else "")
+            report.item(res.key, status, res.seconds, why, warn=res.status != "ok")
 
     records = [r for key, r in latest_results(store).items() if key in planned]
     rows = _graded_rows(records, mode)
@@ -252,19 +217,10 @@ def eval_cmd(
     if isinstance(spec, dict):
         summary["model"] = spec["model"]
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print(
-        _table(
-            summary, ks, f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"
-        )
-    )
-    if summary["not_run"]:
-        console.print(
-            f"{summary['not_run']} sample(s) not run to a decision (GPU stages skipped: no GPU)"
-        )
-    if statuses["infrastructure"]:
-        console.print(
-            f"[yellow]{statuses['infrastructure']} infrastructure failure(s)[/] (excluded; rerun to retry them)"
-        )
+    title = f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"
+    console.print(summary_table(summary, ks, title))
+    for line in left_out(summary):
+        console.print(line, highlight=False)
     if mode == "optimize":
         console.print(_plot_speedups(rows, out / "speedup.png"))
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")

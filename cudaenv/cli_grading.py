@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -14,14 +14,17 @@ from cudaenv.cli import (
     GpusOption,
     ImageOption,
     _friendly,
-    _progress,
     _sandbox_options,
     _split,
     app,
     console,
 )
+from cudaenv.cli_progress import Reporter, left_out, summary_table, timed, verdict_status
 from cudaenv.errors import SourceNotFoundError
 from cudaenv.problems.model import Solution, SourceFile
+
+if TYPE_CHECKING:
+    from cudaenv.grading.validate import ValidationRow
 
 
 def _solutions_from(path: Path) -> list[Solution]:
@@ -100,23 +103,32 @@ def grade_cmd(
             "verdict": verdict.model_dump(mode="json"),
         }
 
-    with _progress() as bar, ThreadPoolExecutor(workers) as pool:
-        task = bar.add_task("grading", total=len(jobs))
+    progress = Reporter(console, "grading", len(sols), completed=len(sols) - len(jobs))
+    with progress as report, ThreadPoolExecutor(workers) as pool:
         for fut in as_completed([pool.submit(run, j) for j in jobs]):
-            store.append(fut.result())
-            bar.advance(task)
+            record = fut.result()
+            store.append(record)
+            v = record["verdict"]
+            status = verdict_status(v["passed"], v["failure"])
+            why = "" if v["passed"] else v["reason"]
+            report.item(record["key"], status, v["seconds"], why, warn=status == "infrastructure")
     rows = [Graded.model_validate(r) for r in store.records()]
     summary = summarise(rows, ks)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print_json(
-        json.dumps(
-            {
-                k_: summary[k_]
-                for k_ in ("samples", "passed", "pass_at_k", "speedup", "infrastructure_failures")
-            }
-        )
-    )
+    console.print(summary_table(summary, ks, f"grade {solutions.name} on {source}"))
+    for line in left_out(summary):
+        console.print(line, highlight=False)
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")
+
+
+def _validate_status(row: ValidationRow) -> str:
+    """ok, FAIL, or ok with the reference not run (a build is all this machine could check)."""
+    from cudaenv.grading.summary import not_run
+
+    if not row.ok:
+        return "FAIL"
+    ref = row.verdicts.get("reference")
+    return "ok (not run: no GPU)" if ref is not None and not_run(ref) else "ok"
 
 
 @app.command()
@@ -144,19 +156,24 @@ def validate(
 
     suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
     rows = []
-    with _progress() as bar, ThreadPoolExecutor(workers) as pool:
-        task = bar.add_task("validating", total=len(suite))
+    progress = Reporter(console, "validating", len(suite))
+    with progress as report, ThreadPoolExecutor(workers) as pool:
         futs = [
             pool.submit(
-                validate_problem, p, sandbox=sandbox, sandbox_options=options, rounds=rounds
+                timed(validate_problem), p, sandbox=sandbox, sandbox_options=options, rounds=rounds
             )
             for p in suite
         ]
         for fut in as_completed(futs):
-            rows.append(fut.result())
-            bar.advance(task)
+            row, seconds = fut.result()
+            rows.append(row)
+            report.item(row.task_id, _validate_status(row), seconds, row.problem, warn=not row.ok)
     rows.sort(key=lambda r: (r.group, r.task_id))
-    table = Table(title=f"validate {source}: {sum(r.ok for r in rows)}/{len(rows)} ok")
+    skipped = sum(_validate_status(r) == "ok (not run: no GPU)" for r in rows)
+    title = f"validate {source}: {sum(r.ok for r in rows)}/{len(rows)} ok"
+    if skipped:
+        title += f", {skipped} of them compiled only (GPU stages not run: no GPU)"
+    table = Table(title=title)
     for col in ("task_id", "group", "reference", "nop", "baseline", "speedup", "status"):
         table.add_column(col, overflow="fold")
     for r in rows:
@@ -167,7 +184,9 @@ def validate(
             r.nop,
             r.baseline,
             f"{r.speedup:.2f}x" if r.speedup else "-",
-            "[green]ok[/]" if r.ok else f"[red]FAIL[/] {r.problem}",
+            _validate_status(r).replace("ok", "[green]ok[/]", 1)
+            if r.ok
+            else f"[red]FAIL[/] {r.problem}",
         )
     console.print(table)
     if json_out:

@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from cudaenv.cli import _friendly, _split, app, console
+from cudaenv.cli_progress import Reporter
 from cudaenv.errors import SpecError
 
 
@@ -48,34 +49,44 @@ def redteam_cmd(
     for col in ("exploit", "class", "reward", "flagged", "verdict reason", "outcome"):
         table.add_column(col, overflow="fold")
     failed = 0
-    for e in EXPLOITS:
-        if (names and e.name not in names) or (wanted and e.cls not in wanted):
-            continue
-        if (e.slow and not slow and not names) or (e.needs_gpu and not gpu):
-            why = "needs a GPU" if e.needs_gpu and not gpu else "slow (--slow)"
-            table.add_row(e.name, e.cls, "-", "-", "", f"[dim]skipped: {why}[/]")
-            continue
-        with console.status(f"{e.name} ..."):
+    chosen = [
+        e
+        for e in EXPLOITS
+        if not ((names and e.name not in names) or (wanted and e.cls not in wanted))
+    ]
+    with Reporter(console, "red team", len(chosen)) as report:
+        for e in chosen:
+            if (e.slow and not slow and not names) or (e.needs_gpu and not gpu):
+                why = "needs a GPU" if e.needs_gpu and not gpu else "slow (--slow)"
+                table.add_row(e.name, e.cls, "-", "-", "", f"[dim]skipped: {why}[/]")
+                report.item(e.name, "skipped", None, why)
+                continue
             r = run_exploit(e, sandbox)
-        gap = e.xfail.get(sandbox)
-        if not r.scored:
-            outcome = "[green]blocked[/]"
-        elif gap:
-            outcome = "[yellow]KNOWN GAP[/]: " + gap
-            failed += not allow_known_gaps
-        else:
-            failed += 1
-            outcome = "[bold red]SCORED[/]: " + (
-                r.evidence
-                or r.host_problem
-                or ("infrastructure failure" if r.infrastructure else "reward")
-            )
-        flag = "yes" if r.flagged else ("no (expected!)" if e.expect_flag else "no")
-        extra = r.suspected[0] if r.suspected and r.suspected[0] not in r.reason else ""
-        reason = r.reason + (f" | {extra}" if extra else "")
-        table.add_row(e.name, e.cls, f"{r.reward:g}", flag, reason[:160], outcome)
-        if e.expect_flag and not r.flagged:
-            failed += 1
+            gap = e.xfail.get(sandbox)
+            status, detail = "blocked", ""
+            if not r.scored:
+                outcome = "[green]blocked[/]"
+            elif gap:
+                status, detail = "KNOWN GAP", gap
+                outcome = "[yellow]KNOWN GAP[/]: " + gap
+                failed += not allow_known_gaps
+            else:
+                failed += 1
+                detail = (
+                    r.evidence
+                    or r.host_problem
+                    or ("infrastructure failure" if r.infrastructure else "reward")
+                )
+                status, outcome = "SCORED", "[bold red]SCORED[/]: " + detail
+            flag = "yes" if r.flagged else ("no (expected!)" if e.expect_flag else "no")
+            extra = r.suspected[0] if r.suspected and r.suspected[0] not in r.reason else ""
+            reason = r.reason + (f" | {extra}" if extra else "")
+            table.add_row(e.name, e.cls, f"{r.reward:g}", flag, reason[:160], outcome)
+            if e.expect_flag and not r.flagged:
+                failed += 1
+                if status == "blocked":
+                    status, detail = "NOT FLAGGED", "blocked but not flagged, as expected"
+            report.item(e.name, status, r.seconds, detail, warn=status != "blocked")
     console.print(table)
     if failed:
         console.print(f"[bold red]{failed} exploit(s) got through[/]")

@@ -1,0 +1,224 @@
+"""Progress and summary tables of the batch commands (``validate``, ``grade``, ``eval``,
+``redteam``).
+
+On a terminal a rich bar. Anywhere else (a CI log, ``nohup``, a pipe) rich draws nothing until
+the end, so the reporter prints one plain, flushed line per finished item instead (position,
+item, status, seconds) and a summary line when the batch ends: a long run shows life.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, ParamSpec, TypeVar
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def timed(fn: Callable[P, T]) -> Callable[P, tuple[T, float]]:
+    """``fn`` returning ``(result, seconds)``: per-item seconds for work run in a pool."""
+
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> tuple[T, float]:
+        start = time.monotonic()
+        result = fn(*args, **kwargs)
+        return result, time.monotonic() - start
+
+    return wrapper
+
+
+class Reporter:
+    """Reports finished items of one batch; a context manager around the batch.
+
+    ``completed`` items were done before (a resumed run): they count in the position but not
+    in this run's status counts. ``plain`` defaults to "the console is not a terminal".
+    ``clock`` is injectable so the summary's elapsed time can be tested without waiting.
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        label: str,
+        total: int,
+        *,
+        completed: int = 0,
+        plain: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.console = console
+        self.label = label
+        self.total = total
+        self.done = completed
+        self.earlier = completed
+        self.plain = (not console.is_terminal) if plain is None else plain
+        self.counts: Counter[str] = Counter()
+        self._clock = clock
+        self._start = 0.0
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> Reporter:
+        self._start = self._clock()
+        if not self.plain:
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[counts]}"),
+                TimeRemainingColumn(),
+                console=self.console,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task(
+                self.label, total=self.total, completed=self.done, counts=""
+            )
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+        if self.plain:
+            stopped = f" (stopped: {exc_type.__name__})" if exc_type else ""
+            self._line(self.summary() + stopped)
+
+    def item(
+        self,
+        name: str,
+        status: str,
+        seconds: float | None = None,
+        detail: str = "",
+        *,
+        warn: bool = False,
+    ) -> None:
+        """One item finished with ``status``; the first line of ``detail`` (a reason) goes on
+        the item's line, and on a terminal above the bar when ``warn`` says it matters."""
+        self.done += 1
+        self.counts[status] += 1
+        first = detail.splitlines()[0] if detail else ""
+        if self.plain:
+            took = f"  {seconds:.1f}s" if seconds is not None else ""
+            width = len(str(self.total))
+            extra = f"  {first}" if first else ""
+            self._line(f"[{self.done:>{width}}/{self.total}] {name}  {status}{took}{extra}")
+            return
+        if warn:
+            self.console.print(
+                f"{name}: {status} {first}", style="yellow", markup=False, highlight=False
+            )
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, advance=1, counts=self._counts())
+
+    def note(self, text: str) -> None:
+        """A line that is not an item (a warning), above the bar on a terminal."""
+        if self.plain:
+            self._line(text)
+        else:
+            self.console.print(text, markup=False, highlight=False)
+
+    def summary(self) -> str:
+        """``label: done/total finished in Ns: status n, ...`` for this run's items."""
+        elapsed = self._clock() - self._start
+        text = f"{self.label}: {self.done}/{self.total} finished in {elapsed:.1f}s"
+        if self.counts:
+            text += f": {self._counts()}"
+        if self.earlier:
+            text += f" ({self.earlier} from an earlier run)"
+        return text
+
+    def _counts(self) -> str:
+        return ", ".join(f"{status} {n}" for status, n in sorted(self.counts.items()))
+
+    def _line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        self.console.file.flush()
+
+
+def verdict_status(passed: bool | None, failure: str | None) -> str:
+    """One word for a graded sample, the words the summaries count by."""
+    if failure == "infrastructure":
+        return "infrastructure"
+    if passed is None and failure is None:
+        return "not run"
+    return "passed" if passed else "failed"
+
+
+NOT_RUN = "not run (no GPU)"
+
+
+def _fmt(value: Any, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _rate(value: Any, s: dict[str, Any], spec: str = ".3f") -> str:
+    """A rate, or why there is none: nothing here could run it (with the count), or too few
+    samples (``-``)."""
+    if value is None and s["run"] == 0 and s["not_run"]:
+        return f"{NOT_RUN}: {s['not_run']}"
+    return _fmt(value, spec)
+
+
+def summary_table(summary: dict[str, Any], ks: list[int], title: str) -> Table:
+    """Per-group and overall pass@k (and speedups where any were measured) of ``summarise``;
+    rates are over the samples that ran, and a ``not run`` column counts the others."""
+    with_speed = summary["speedup"]["count"] > 0
+    with_not_run = summary["not_run"] > 0
+    table = Table(title=title)
+    table.add_column("group", no_wrap=True)
+    table.add_column("samples", justify="right")
+    if with_not_run:
+        table.add_column("not run", justify="right")
+    for k in ks:
+        table.add_column(f"pass@{k}", justify="right")
+    if with_speed:
+        for col in ("geomean", "median", "fast_1", "fast_1.2"):
+            table.add_column(col, justify="right")
+    lines = [*summary["groups"].items(), ("all", summary)]
+    for name, s in lines:
+        row = [f"[bold]{name}[/]" if name == "all" else name, str(s["samples"])]
+        if with_not_run:
+            row.append(str(s["not_run"]))
+        row += [_rate(s["pass_at_k"].get(f"pass@{k}"), s) for k in ks]
+        if with_speed:
+            sp = s["speedup"]
+            row += [
+                _fmt(sp["geomean"], ".2f") + ("x" if sp["geomean"] else ""),
+                _fmt(sp["median"], ".2f"),
+                _fmt(sp["fast_1"], ".2f"),
+                _fmt(sp["fast_1.2"], ".2f"),
+            ]
+        table.add_row(*row)
+    return table
+
+
+def left_out(summary: dict[str, Any]) -> list[str]:
+    """Lines saying which samples the rates leave out, and why."""
+    lines = []
+    if summary["not_run"]:
+        lines.append(
+            f"{summary['not_run']} sample(s) not run to a decision (GPU stages skipped: no GPU); "
+            f"the rates are over the {summary['run']} that ran"
+        )
+    if summary["infrastructure_failures"]:
+        lines.append(
+            f"[yellow]{summary['infrastructure_failures']} infrastructure failure(s)[/] "
+            "(excluded; rerun to retry them)"
+        )
+    return lines
