@@ -7,7 +7,6 @@ never scored as the agent's failures.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,8 +20,10 @@ from cudaenv.cli import (
     _split,
     app,
     console,
+    err_console,
 )
 from cudaenv.cli_progress import Reporter, left_out, summary_table, verdict_status
+from cudaenv.cli_runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
 from cudaenv.errors import SpecError
 
 MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model
@@ -146,6 +147,7 @@ def eval_cmd(
     from cudaenv.grading.summary import summarise
     from cudaenv.problems.loader import load_suite
     from cudaenv.rollout import ResultStore, latest_results, run_episodes
+    from cudaenv.rollout.store import claim_dir
 
     if mode not in ("solve", "optimize", "repair"):
         raise SpecError(f"unknown mode {mode!r}; choose solve, optimize or repair", field="mode")
@@ -176,6 +178,7 @@ def eval_cmd(
     if sandbox_options:
         env_options["sandbox_options"] = sandbox_options
     planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
+    claim = claim_dir(out)  # writable and ours (one line, exit 2 if not) before any episode
     store = ResultStore(out, "results")
     before = {
         key: r
@@ -183,7 +186,10 @@ def eval_cmd(
         if key in planned and r.get("status") != "infrastructure"
     }
 
-    with Reporter(console, "episodes", len(planned), completed=len(before)) as report:
+    with (
+        stop_on_interrupt() as stop,
+        Reporter(console, "episodes", len(planned), completed=len(before)) as report,
+    ):
         for res in run_episodes(
             spec,
             problems,
@@ -200,6 +206,10 @@ def eval_cmd(
             report.item(res.key, status, res.seconds, why, warn=res.status != "ok")
 
     records = [r for key, r in latest_results(store).items() if key in planned]
+    if stop["signals"]:
+        err_console.print(
+            interrupted_line(len(records), len(planned), "episodes"), soft_wrap=True, markup=False
+        )
     rows = _graded_rows(records, mode)
     summary = summarise(rows, ks)
     statuses = {
@@ -212,11 +222,12 @@ def eval_cmd(
             "source": source,
             "attempts": attempts,
             "status_counts": statuses,
+            "interrupted": bool(stop["signals"]),
         }
     )
     if isinstance(spec, dict):
         summary["model"] = spec["model"]
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out, summary)
     title = f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"
     console.print(summary_table(summary, ks, title))
     for line in left_out(summary):
@@ -224,3 +235,6 @@ def eval_cmd(
     if mode == "optimize":
         console.print(_plot_speedups(rows, out / "speedup.png"))
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")
+    claim.release()
+    if stop["signals"]:
+        raise typer.Exit(INTERRUPTED_EXIT)
