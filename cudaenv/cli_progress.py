@@ -177,14 +177,17 @@ def _rate(value: Any, s: dict[str, Any], spec: str = ".3f") -> str:
 
 def summary_table(summary: dict[str, Any], ks: list[int], title: str) -> Table:
     """Per-group and overall pass@k (and speedups where any were measured) of ``summarise``;
-    rates are over the samples that ran, and a ``not run`` column counts the others."""
+    rates are over the samples that ran; ``not run`` and ``infra`` columns count the others."""
     with_speed = summary["speedup"]["count"] > 0
     with_not_run = summary["not_run"] > 0
+    with_infra = summary["infrastructure_failures"] > 0
     table = Table(title=title)
     table.add_column("group", no_wrap=True)
     table.add_column("samples", justify="right")
     if with_not_run:
         table.add_column("not run", justify="right")
+    if with_infra:
+        table.add_column("infra", justify="right")
     for k in ks:
         table.add_column(f"pass@{k}", justify="right")
     if with_speed:
@@ -195,6 +198,8 @@ def summary_table(summary: dict[str, Any], ks: list[int], title: str) -> Table:
         row = [f"[bold]{name}[/]" if name == "all" else name, str(s["samples"])]
         if with_not_run:
             row.append(str(s["not_run"]))
+        if with_infra:
+            row.append(str(s["infrastructure_failures"]))
         row += [_rate(s["pass_at_k"].get(f"pass@{k}"), s) for k in ks]
         if with_speed:
             sp = s["speedup"]

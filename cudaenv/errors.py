@@ -71,6 +71,10 @@ class SandboxTimeoutError(SandboxError, TimeoutError):
     """A sandbox lifecycle operation (not an agent command) timed out."""
 
 
+class IsolationUnavailableError(SandboxError):
+    """No bubblewrap works here and rlimits-only isolation was not asked for explicitly."""
+
+
 class GradingError(CudaEnvError, RuntimeError):
     """Grading could not be carried out (infrastructure fault, never a verdict)."""
 

