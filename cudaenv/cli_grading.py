@@ -13,6 +13,7 @@ from rich.table import Table
 from cudaenv.cli import (
     GpusOption,
     ImageOption,
+    IsolationOption,
     _friendly,
     _sandbox_options,
     _split,
@@ -60,6 +61,7 @@ def grade_cmd(
     sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
     image: ImageOption = None,
     gpus: GpusOption = None,
+    isolation: IsolationOption = None,
 ) -> None:
     """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable)."""
     from cudaenv.grading.grader import grade
@@ -67,7 +69,7 @@ def grade_cmd(
     from cudaenv.problems.loader import load_suite
     from cudaenv.rollout.store import ResultStore
 
-    options = _sandbox_options(sandbox, image, gpus)
+    options = _sandbox_options(sandbox, image, gpus, isolation)
     suite = load_suite(source)
     sols = _solutions_from(solutions)
     ks = [int(x) for x in _split(k) or ["1"]]
@@ -147,12 +149,13 @@ def validate(
     rounds: Annotated[int, typer.Option("--rounds", help="benchmark rounds (GPU)")] = 3,
     image: ImageOption = None,
     gpus: GpusOption = None,
+    isolation: IsolationOption = None,
 ) -> None:
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
     from cudaenv.grading.validate import validate_problem
     from cudaenv.problems.loader import load_suite
 
-    options = _sandbox_options(sandbox, image, gpus)
+    options = _sandbox_options(sandbox, image, gpus, isolation)
 
     suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
     rows = []

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from cudaenv.cli import _friendly, _split, app, console
+from cudaenv.cli import IsolationOption, _friendly, _split, app, console
 from cudaenv.cli_progress import Reporter
 from cudaenv.errors import SpecError
 
@@ -33,19 +33,23 @@ def redteam_cmd(
     allow_known_gaps: Annotated[
         bool, typer.Option("--allow-known-gaps", help="known sandbox gaps do not fail the run")
     ] = False,
+    isolation: IsolationOption = None,
 ) -> None:
     """Run the red-team suite: scripted exploit agents through real episodes and the grader."""
     from cudaenv.redteam import EXPLOITS, run_exploit
+    from cudaenv.sandbox.local import check_isolation
     from cudaenv.toolkit import has_gpu
 
     if sandbox not in ("local", "docker"):
         raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
+    isolation = isolation or "bubblewrap"
+    check_isolation(isolation)  # every local sandbox (the grader's always): before any work
     names, wanted = set(_split(only) or []), set(_split(classes) or [])
     unknown = names - {e.name for e in EXPLOITS}
     if unknown:
         raise SpecError(f"unknown exploit(s): {', '.join(sorted(unknown))}", field="only")
     gpu = has_gpu()
-    table = Table(title=f"red team ({sandbox} sandbox)")
+    table = Table(title=f"red team ({sandbox} sandbox, {isolation} isolation on local ones)")
     for col in ("exploit", "class", "reward", "flagged", "verdict reason", "outcome"):
         table.add_column(col, overflow="fold")
     failed = 0
@@ -61,7 +65,7 @@ def redteam_cmd(
                 table.add_row(e.name, e.cls, "-", "-", "", f"[dim]skipped: {why}[/]")
                 report.item(e.name, "skipped", None, why)
                 continue
-            r = run_exploit(e, sandbox)
+            r = run_exploit(e, sandbox, isolation)
             gap = e.xfail.get(sandbox)
             status, detail = "blocked", ""
             if not r.scored:

@@ -36,7 +36,9 @@ def _problem(target: str) -> Any:
     raise ValueError(f"unknown exploit target {target!r}")
 
 
-def _agent_sandbox(backend: str, limits: SandboxLimits | None) -> Callable[[], Sandbox]:
+def _agent_sandbox(
+    backend: str, limits: SandboxLimits | None, isolation: str = "bubblewrap"
+) -> Callable[[], Sandbox]:
     if backend == "docker":
         from cudaenv.sandbox.docker import DockerSandbox
 
@@ -48,7 +50,7 @@ def _agent_sandbox(backend: str, limits: SandboxLimits | None) -> Callable[[], S
     if backend == "local":
         from cudaenv.sandbox.local import LocalSandbox
 
-        return lambda: LocalSandbox(limits=limits) if limits else LocalSandbox()
+        return lambda: LocalSandbox(limits=limits, isolation=isolation)  # type: ignore[arg-type]
     raise ValueError(f"unknown sandbox {backend!r}; choose local or docker")
 
 
@@ -104,8 +106,13 @@ def _play(env: Any, actions: Iterable[dict[str, Any]], ctx: ExploitContext) -> t
     return best, verdict
 
 
-def run_exploit(exploit: Exploit, sandbox: str = "local") -> RedteamResult:
-    """Play ``exploit`` once through ``CudaEnv`` on ``sandbox`` and report what it got."""
+def run_exploit(
+    exploit: Exploit, sandbox: str = "local", isolation: str = "bubblewrap"
+) -> RedteamResult:
+    """Play ``exploit`` once through ``CudaEnv`` on ``sandbox`` and report what it got.
+
+    ``isolation`` is that of every local sandbox of the episode (the agent's on ``"local"``,
+    the grader's always): "rlimits" shows what gets through without namespaces."""
     from cudaenv.env.core import CudaEnv
     from cudaenv.grading import ccache
 
@@ -130,7 +137,8 @@ def run_exploit(exploit: Exploit, sandbox: str = "local") -> RedteamResult:
     env = CudaEnv(
         problem,
         mode=exploit.mode,
-        sandbox=_agent_sandbox(sandbox, limits),
+        sandbox=_agent_sandbox(sandbox, limits, isolation),
+        sandbox_options={"isolation": isolation},  # the grading sandbox's (local)
         grading_sandbox="local",
         max_steps=exploit.max_steps,
         reward="binary" if exploit.mode == "solve" else None,
