@@ -19,21 +19,24 @@ from cudaenv.cli import (
     _split,
     app,
     console,
+    err_console,
 )
 from cudaenv.cli_progress import Reporter, left_out, summary_table, timed, verdict_status
-from cudaenv.errors import SourceNotFoundError
+from cudaenv.cli_runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
+from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.problems.model import Solution, SourceFile
 
 if TYPE_CHECKING:
     from cudaenv.grading.validate import ValidationRow
 
 
-def _solutions_from(path: Path) -> list[Solution]:
-    """A solutions datapack, or a directory with one sub-directory of files per task_id."""
+def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
+    """A solutions datapack (malformed lines go to ``rejected``, the rest are graded), or a
+    directory with one sub-directory of files per task_id."""
     if path.is_file():
         from cudaenv.problems.datapack import read_solution_datapack
 
-        return read_solution_datapack(path)
+        return read_solution_datapack(path, rejected=rejected)
     if not path.is_dir():
         raise SourceNotFoundError(f"solutions {path} do not exist")
     sols = []
@@ -63,18 +66,31 @@ def grade_cmd(
     gpus: GpusOption = None,
     isolation: IsolationOption = None,
 ) -> None:
-    """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable)."""
+    """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable:
+    a rerun grades what is missing and what failed for infrastructure reasons). Malformed
+    lines of a pack are reported by line number and the rest graded (exit 1)."""
     from cudaenv.grading.grader import grade
     from cudaenv.grading.summary import Graded, summarise
     from cudaenv.problems.loader import load_suite
-    from cudaenv.rollout.store import ResultStore
+    from cudaenv.rollout.pool import DaemonPool
+    from cudaenv.rollout.runner import latest_results
+    from cudaenv.rollout.store import ResultStore, claim_dir
 
     options = _sandbox_options(sandbox, image, gpus, isolation)
     suite = load_suite(source)
-    sols = _solutions_from(solutions)
+    rejected: list[SpecError] = []
+    sols = _solutions_from(solutions, rejected)
     ks = [int(x) for x in _split(k) or ["1"]]
+    missing = sorted({s.task_id for s in sols} - set(suite.ids))
+    if missing:  # before --out is created: a bad input leaves nothing behind
+        raise SourceNotFoundError(f"solutions for unknown task_id(s) {missing[:5]} in {source}")
+    claim = claim_dir(out)  # writable and ours (one line, exit 2 if not) before any grading
     store = ResultStore(out, "graded")
-    done = store.done_keys()
+    done = {  # an infrastructure failure is graded again
+        key
+        for key, r in latest_results(store).items()
+        if (r.get("verdict") or {}).get("failure") != "infrastructure"
+    }
     counts: dict[str, int] = {}
     jobs = []
     for sol in sols:
@@ -83,9 +99,6 @@ def grade_cmd(
         key = f"{sol.task_id}#{sample}"
         if key not in done:
             jobs.append((key, sample, sol))
-    missing = sorted({s.task_id for s in sols} - set(suite.ids))
-    if missing:
-        raise SourceNotFoundError(f"solutions for unknown task_id(s) {missing[:5]} in {source}")
 
     def run(job: tuple[str, int, Solution]) -> dict:
         key, sample, sol = job
@@ -106,7 +119,8 @@ def grade_cmd(
         }
 
     progress = Reporter(console, "grading", len(sols), completed=len(sols) - len(jobs))
-    with progress as report, ThreadPoolExecutor(workers) as pool:
+    pool = DaemonPool(workers, "cudaenv-grade")  # an interrupt abandons, never awaits, gradings
+    with stop_on_interrupt() as stop, progress as report:
         for fut in as_completed([pool.submit(run, j) for j in jobs]):
             record = fut.result()
             store.append(record)
@@ -114,13 +128,28 @@ def grade_cmd(
             status = verdict_status(v["passed"], v["failure"])
             why = "" if v["passed"] else v["reason"]
             report.item(record["key"], status, v["seconds"], why, warn=status == "infrastructure")
-    rows = [Graded.model_validate(r) for r in store.records()]
+    pool.shutdown()
+    latest = latest_results(store)
+    if stop["signals"]:
+        err_console.print(
+            interrupted_line(len(latest), len(sols), "gradings"), soft_wrap=True, markup=False
+        )
+    rows = [Graded.model_validate(r) for r in latest.values()]
     summary = summarise(rows, ks)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    summary["interrupted"] = bool(stop["signals"])
+    summary["rejected_lines"] = [str(exc) for exc in rejected]
+    write_summary(out, summary)
     console.print(summary_table(summary, ks, f"grade {solutions.name} on {source}"))
     for line in left_out(summary):
         console.print(line, highlight=False)
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")
+    claim.release()
+    for exc in rejected:
+        err_console.print(f"rejected: {exc}", soft_wrap=True, markup=False)
+    if stop["signals"]:
+        raise typer.Exit(INTERRUPTED_EXIT)
+    if rejected:
+        raise typer.Exit(1)
 
 
 def _validate_status(row: ValidationRow) -> str:

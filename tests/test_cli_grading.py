@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from cudaenv.cli import app
+from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.datapack import write_solution_datapack
 from cudaenv.problems.model import Solution, SourceFile
+from cudaenv.rollout.store import ResultStore
 from tests.conftest import CPU_SOLUTION, write_problem
+from tests.rollout.conftest import cpu_suite
 
 runner = CliRunner()
+CUDAENV = Path(sys.executable).parent / "cudaenv"
 
 
 def _solutions(tmp_path: Path) -> Path:
@@ -63,10 +74,90 @@ def test_grade_unknown_task_is_an_error(tmp_path: Path, cpu_problem_dir: Path) -
         [Solution(task_id="nope", files=[SourceFile(path="a.cu", content="x")])],
         tmp_path / "s.tar.gz",
     )
+    out = tmp_path / "out"
     result = runner.invoke(
-        app, ["grade", str(sols), "--source", str(cpu_problem_dir.parent), "--out", str(tmp_path)]
+        app, ["grade", str(sols), "--source", str(cpu_problem_dir.parent), "--out", str(out)]
     )
     assert result.exit_code == 2 and "nope" in result.output
+    assert not out.exists()  # inputs are checked before anything is created
+
+
+def test_grade_takes_the_good_lines_of_a_pack_and_names_the_bad_one(
+    tmp_path: Path, cpu_problem_dir: Path
+) -> None:
+    good = json.dumps(
+        {"task_id": "cpu-add", "files": [{"path": "solution.cpp", "content": CPU_SOLUTION}]}
+    )
+    pack = tmp_path / "mixed.tar.gz"
+    with tarfile.open(pack, "w:gz") as tar:
+        for name, data in [
+            ("metadata.json", b'{"release": "t"}'),
+            ("solutions.jsonl", f"{good}\n{{not json\n\n{good}\n".encode()),
+        ]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    out = tmp_path / "out"
+    res = runner.invoke(
+        app, ["grade", str(pack), "--source", str(cpu_problem_dir.parent), "--out", str(out)]
+    )
+    assert res.exit_code == 1, res.output
+    (bad,) = [line for line in res.output.splitlines() if line.startswith("rejected:")]
+    assert "line 2 is not valid JSON" in bad and "solutions.jsonl:2" in bad
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["samples"] == 2 and summary["pass_at_k"]["pass@1"] == 1.0  # lines 1 and 4
+    assert len(summary["rejected_lines"]) == 1 and "Traceback" not in res.output
+
+
+def test_grade_regrades_infrastructure_failures_on_resume(
+    tmp_path: Path, cpu_problem_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    lost = Verdict(task_id="cpu-add", passed=None, failure="infrastructure", reason="host lost")
+    ResultStore(out, "graded").append(
+        {"key": "cpu-add#0", "task_id": "cpu-add", "group": "cuda-kernels", "sample": 0,
+         "verdict": lost.model_dump(mode="json")}
+    )  # fmt: skip
+    args = ["grade", str(_solutions(tmp_path)), "--source", str(cpu_problem_dir.parent)]
+    res = runner.invoke(app, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    latest = {r["key"]: r for r in ResultStore(out, "graded").records()}
+    assert latest["cpu-add#0"]["verdict"]["passed"] is True  # graded again, the last record wins
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["samples"] == 2 and summary["infrastructure_failures"] == 0
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_grade_ctrl_c_stops_cleanly_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signals: int
+) -> None:
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    suite = cpu_suite(tmp_path / "suite", 6)
+    sols = tmp_path / "sols"
+    for i in range(6):
+        (sols / f"cpu-add-{i}").mkdir(parents=True)
+        (sols / f"cpu-add-{i}" / "solution.cpp").write_text(CPU_SOLUTION)
+    out = tmp_path / "out"
+    cmd = [str(CUDAENV), "grade", str(sols), "--source", str(suite), "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    while not (out / "graded.jsonl").exists() or not list(ResultStore(out, "graded").records()):
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    for _ in range(signals):
+        os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 130 and "Traceback" not in stdout + stderr, stderr
+    said = [line for line in (stdout + stderr).splitlines() if "interrupted" in line]
+    assert len(said) == 1 and "gradings stored" in said[0]
+    stored = list(ResultStore(out, "graded").records())
+    assert all(r["verdict"]["passed"] for r in stored) and 0 < len(stored) < 6
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["samples"] == len(stored)
+    again = subprocess.run(cmd, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    final = list(ResultStore(out, "graded").records())
+    assert len(final) == 6 and all(r["verdict"]["passed"] for r in final)
 
 
 def test_validate_passes_good_and_fails_broken_suite(tmp_path: Path, cpu_problem_dir: Path) -> None:

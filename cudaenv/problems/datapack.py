@@ -129,18 +129,33 @@ def read_problem_datapack(path: str | Path, *, verify: bool = True) -> list[Prob
     return problems
 
 
-def read_solution_datapack(path: str | Path) -> list[Solution]:
-    """Solutions of a ComputeEval solutions datapack (``solutions.jsonl``)."""
+def read_solution_datapack(
+    path: str | Path, *, rejected: list[SpecError] | None = None
+) -> list[Solution]:
+    """Solutions of a ComputeEval solutions datapack (``solutions.jsonl``).
+
+    A malformed line raises :class:`SpecError`, unless ``rejected`` is given: then the line's
+    error (naming the line number) is appended there and the good lines are still returned,
+    so one bad line does not throw away a pack of good samples.
+    """
     path = Path(path)
     source = str(path)
     members = _read_members(path)
     _metadata(members, source)
     if SOLUTIONS_FILE not in members:
         raise SpecError(f"missing {SOLUTIONS_FILE}", source=source)
-    return [
-        solution_from_dict(_parse_line(line, source, n), source=f"{source}:{SOLUTIONS_FILE}:{n}")
-        for n, line in enumerate(_lines(members[SOLUTIONS_FILE]), start=1)
-    ]
+    out = []
+    for n, line in enumerate(io.BytesIO(members[SOLUTIONS_FILE]).readlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}:{SOLUTIONS_FILE}:{n}"
+        try:
+            out.append(solution_from_dict(_parse_line(line, where, n), source=where))
+        except SpecError as exc:
+            if rejected is None:
+                raise
+            rejected.append(exc)
+    return out
 
 
 def _check_unique_ids(problems: Iterable[Problem], source: str) -> None:

@@ -1,4 +1,5 @@
-"""Real small filesystems for the store's fault tests: a tmpfs (full-disk) or a read-only one."""
+"""For the fault tests: real small filesystems (a tmpfs to fill, a read-only one) and a suite
+of distinct CPU problems (graded for real, no outcome shared between them)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,28 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import CPU_HEADER, CPU_SOLUTION, CPU_TEST, write_problem
+
+
+def cpu_suite(root: Path, n: int) -> Path:
+    """``n`` CPU problems ``cpu-add-<i>`` that differ in their test file, so no grading of one
+    is an outcome-cache hit for another and each episode is still grading when a signal comes."""
+    for i in range(n):
+        write_problem(
+            root,
+            f"cpu-add-{i}",
+            spec={
+                "build_command": "g++ -O1 -I include -o test.out solution.cpp test/test_main.cpp",
+                "metadata": {"requires_gpu": False},
+            },
+            files={
+                "context/include/add.h": CPU_HEADER,
+                "test/test_main.cpp": f"// problem {i}\n{CPU_TEST}",
+                "solution/solution.cpp": CPU_SOLUTION,
+            },
+        )
+    return root
 
 
 @pytest.fixture

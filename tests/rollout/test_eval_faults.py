@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from cudaenv.cli import app
 from cudaenv.rollout import ResultStore
-from tests.conftest import CPU_HEADER, CPU_SOLUTION, CPU_TEST, write_problem
+from tests.rollout.conftest import cpu_suite
 
 CUDAENV = Path(sys.executable).parent / "cudaenv"
 ATTEMPTS = 6
@@ -25,24 +25,9 @@ ATTEMPTS = 6
 
 @pytest.fixture
 def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Six CPU problems that differ in their test file, graded for real (a private cache:
-    no outcome is reused), so episodes are still grading when the signal comes."""
+    """Six CPU problems graded for real, with a private cache (no outcome reused)."""
     monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
-    for i in range(ATTEMPTS):
-        write_problem(
-            tmp_path / "suite",
-            f"cpu-add-{i}",
-            spec={
-                "build_command": "g++ -O1 -I include -o test.out solution.cpp test/test_main.cpp",
-                "metadata": {"requires_gpu": False},
-            },
-            files={
-                "context/include/add.h": CPU_HEADER,
-                "test/test_main.cpp": f"// problem {i}\n{CPU_TEST}",
-                "solution/solution.cpp": CPU_SOLUTION,
-            },
-        )
-    return tmp_path / "suite"
+    return cpu_suite(tmp_path / "suite", ATTEMPTS)
 
 
 def _args(src: Path, out: Path, attempts: int = 1) -> list[str]:
