@@ -52,7 +52,7 @@ def load_problem_dir(directory: str | Path) -> Problem:
     try:
         spec: Any = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise SpecError(f"malformed YAML: {exc}", source=str(spec_path)) from exc
+        raise SpecError(_yaml_problem(exc), source=str(spec_path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read spec: {exc}", source=str(spec_path)) from exc
     if not isinstance(spec, dict):
@@ -73,6 +73,14 @@ def load_problem_dir(directory: str | Path) -> Problem:
         data["solution"] = _read_solution(directory / "solution", task_id)
         data["baseline_solution"] = _read_solution(directory / "baseline", task_id)
     return problem_from_dict(data, source=str(spec_path))
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's several-line message as one line with the line and column where it broke."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"malformed YAML{where}: {' '.join(str(problem).split())}"
 
 
 def find_problem_dirs(root: str | Path) -> list[Path]:

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from cudaenv.cli import app
 from cudaenv.errors import IntegrityError, ProblemNotFoundError, SourceNotFoundError, SpecError
 from cudaenv.problems import load_suite
 from cudaenv.problems.datapack import (
@@ -50,6 +52,20 @@ def test_malformed_yaml_names_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as info:
         load_suite(tmp_path)
     assert "problem-spec.yaml" in str(info.value) and "YAML" in str(info.value)
+
+
+def test_malformed_yaml_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    d = tmp_path / "bad"
+    d.mkdir()
+    spec = d / "problem-spec.yaml"
+    spec.write_text("task_id: bad\ngroup: g\nprompt: [unclosed\ntest_command: x\n")
+    with pytest.raises(SpecError) as info:
+        load_suite(tmp_path)
+    msg = str(info.value)
+    assert "\n" not in msg and f"file={spec}" in msg and "at line 4" in msg, msg
+    res = CliRunner().invoke(app, ["list", str(tmp_path)])  # the CLI prints that one line
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    assert "at line 4" in res.output and "Traceback" not in res.output
 
 
 def test_mistyped_field_in_spec(tmp_path: Path) -> None:
