@@ -17,11 +17,14 @@ import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
 
 from cudaenv.errors import SandboxClosedError, SandboxError, SandboxPathError
+from cudaenv.sandbox import local
 from cudaenv.sandbox.base import SandboxLimits, cap_output
 from cudaenv.sandbox.local import LocalSandbox, _probe_bwrap
 
@@ -59,7 +62,9 @@ def _host_pids_with(token: str) -> list[int]:
     return found
 
 
-def _wait_gone(token: str, within_s: float = 5.0) -> list[int]:
+def _wait_gone(token: str, within_s: float = 60.0) -> list[int]:
+    """What is still alive once ``token``'s processes are gone (at once, when killed), or
+    when ``within_s`` passes: a hang guard for a loaded machine, never a race."""
     end = time.monotonic() + within_s
     while (left := _host_pids_with(token)) and time.monotonic() < end:
         time.sleep(0.05)
@@ -91,7 +96,7 @@ def _host_sleeps(token: str) -> dict[str, int]:
     return found
 
 
-def _wait_sleeps(token: str, count: int, within_s: float = 20.0) -> dict[str, int]:
+def _wait_sleeps(token: str, count: int, within_s: float = 60.0) -> dict[str, int]:
     end = time.monotonic() + within_s
     while len(found := _host_sleeps(token)) < count and time.monotonic() < end:
         time.sleep(0.02)
@@ -183,9 +188,10 @@ def test_gigabytes_of_output_bounded_memory(sb: LocalSandbox) -> None:
 
 
 def test_background_output_does_not_block(sb: LocalSandbox) -> None:
-    start = time.monotonic()
-    r = sb.exec("sleep 30 & echo started", timeout=20)
-    assert r.stdout == "started\n" and time.monotonic() - start < 5
+    """A background job holding the command's stdout does not keep the exec waiting: it
+    returns with the command's own exit, not at its timeout (the job sleeps far longer)."""
+    r = sb.exec("sleep 1000 & echo started", timeout=120)
+    assert (r.stdout, r.exit_code, r.timed_out) == ("started\n", 0, False)
     assert sb.exec("echo next", timeout=10).stdout == "next\n"
 
 
@@ -193,18 +199,20 @@ def test_large_command_and_concurrency(sb: LocalSandbox) -> None:
     big = "x" * 100_000  # bash -c takes at most 128 KiB (MAX_ARG_STRLEN)
     assert sb.exec(f"echo -n {big} | wc -c", timeout=10).stdout.strip() == "100000"
     results: list[str] = []
+    # a barrier: each command waits until all four have started, so they can only finish if
+    # they run at the same time (one at a time, the first would time out)
+    barrier = "while [ $(ls started.* | wc -l) -lt 4 ]; do sleep 0.01; done"
 
     def run(i: int) -> None:
-        results.append(sb.exec(f"sleep 0.5; echo {i}", timeout=10).stdout.strip())
+        r = sb.exec(f"touch started.{i}; {barrier}; echo {i}", timeout=120)
+        results.append(r.stdout.strip() if not r.timed_out else "timed out")
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
-    start = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert sorted(results) == ["0", "1", "2", "3"]
-    assert time.monotonic() - start < 2.0  # they ran at the same time
 
 
 # --------------------------------------------------------- timeouts, cleanup
@@ -213,10 +221,8 @@ def test_large_command_and_concurrency(sb: LocalSandbox) -> None:
 @pytest.mark.slow
 def test_timeout_kills_term_ignoring_tree(sb: LocalSandbox) -> None:
     cmd = "trap '' TERM; sleep 1000 & echo $! > child.pid; echo $$ > parent.pid; wait"
-    start = time.monotonic()
-    r = sb.exec(cmd, timeout=1.5)
+    r = sb.exec(cmd, timeout=1.5)  # returned at all: a SIGTERM would not have ended it
     assert r.timed_out and r.exit_code is None and not r.ok
-    assert time.monotonic() - start < 5
     # alive = exists and is not a zombie (an orphan may wait a moment for its reaper)
     alive = "alive() { [ -e /proc/$1 ] && ! grep -q '^State:.*Z' /proc/$1/status; }"
     check = f"{alive}; for p in $(cat child.pid parent.pid); do alive $p && ps -fp $p; done; :"
@@ -259,7 +265,7 @@ def test_close_after_supervisor_crash_and_restart(mode: str) -> None:
     box = LocalSandbox(isolation=mode)
     box.exec(f"sleep {token} >/dev/null 2>&1 &", timeout=10)
     box._state.runtime.proc.kill()  # the outer process of the sandbox dies
-    time.sleep(0.2)
+    box._state.runtime.proc.wait()
     assert box.exec("echo again", timeout=10).stdout == "again\n"  # a fresh supervisor
     box.close()
     assert _wait_gone(token) == [] and not box.workspace.exists()
@@ -277,7 +283,7 @@ def test_fork_bomb_contained(mode: str) -> None:
             pytest.skip("no pids cgroup, and RLIMIT_NPROC does not bind root")
         r = box.exec(f": {token}; bomb() {{ bomb | bomb & }}; bomb; sleep 30", timeout=3)
         assert r.timed_out
-        assert subprocess.run(["true"], timeout=5).returncode == 0  # the host still forks
+        assert subprocess.run(["true"], timeout=120).returncode == 0  # the host still forks
         assert len(_host_pids_with(token)) <= 64
         if cgroups and cgroups.pids_limited and (cgroups.dirs[0] / "pids.peak").exists():
             assert int((cgroups.dirs[0] / "pids.peak").read_text()) <= 64
@@ -355,35 +361,45 @@ def test_kill_everything_inside_does_not_break_sandbox() -> None:
 
 @pytest.mark.serial
 @needs_bwrap
-def test_kill_everything_inside_then_exec_answers_at_once() -> None:
+def test_kill_everything_inside_then_exec_answers_at_once(monkeypatch) -> None:
     """``kill -9 -1`` can kill the idle slot's reporter before it has written anything; that
-        slot once looked still-starting and the next exec waited 10 s for it (about one run in
-        fifteen under this load). Now it answers in milliseconds (5 s: margin for a loaded CI host,
-    still half the old stall)."""
-    slow = []
-    with _cpu_load():
+    slot once looked still-starting and the next exec waited out the hand-over deadline for
+    it (10 s, about one run in fifteen under this load). Here that deadline is an hour: an exec
+    that waits for a dead slot at all would stall, and the 120 s guard would catch it; one
+    that sees the slot is dead answers at once."""
+    monkeypatch.setattr(local, "HANDOVER_TIMEOUT_S", 3600.0)
+    stalled = []
+    with _cpu_load(), ThreadPoolExecutor(1) as pool:
         for i in range(40):
             with LocalSandbox(isolation="bubblewrap") as box:
                 r = box.exec("kill -9 -1", timeout=10)
                 assert (r.exit_code, r.timed_out) == (137, False)
-                start = time.monotonic()
-                assert box.exec("echo still here", timeout=10).stdout == "still here\n"
-                if time.monotonic() - start > 5.0:
-                    slow.append((i, round(time.monotonic() - start, 1)))
-    assert slow == []
+                answer = pool.submit(box.exec, "echo still here", timeout=10)
+                try:
+                    assert answer.result(timeout=120).stdout == "still here\n"
+                except FutureTimeout:
+                    stalled.append(i)
+                    break
+    assert stalled == []
 
 
 @needs_bwrap
 def test_command_that_kills_its_own_worker_runs_once() -> None:
-    """A command still running after it killed its slot (``kill -9 -1``) is not run again."""
+    """A command still running after it killed its slot (``kill -9 -1``) is not run again.
+
+    Every attempt of an exec starts before the exec returns (a retry is made inside it), and
+    each writes "start" first: one "start" line when it returns means one run, whatever the
+    timing; "ran" is then awaited (a hang guard) to see that run go on to its end."""
     with LocalSandbox(isolation="bubblewrap") as box:
-        r = box.exec("kill -9 -1; sleep 0.3; echo ran >> count.txt", timeout=10)
+        cmd = "echo start >> count.txt; kill -9 -1; sleep 0.3; echo ran >> count.txt"
+        r = box.exec(cmd, timeout=10)
         assert (r.exit_code, r.timed_out) == (137, False)  # its status died with its reporter
-        end = time.monotonic() + 10
-        while "count.txt" not in box.list_files() and time.monotonic() < end:
+        assert box.read_file("count.txt").startswith(b"start\n")
+        assert box.read_file("count.txt").count(b"start") == 1
+        end = time.monotonic() + 120
+        while b"ran" not in box.read_file("count.txt") and time.monotonic() < end:
             time.sleep(0.05)
-        time.sleep(0.5)
-        assert box.read_file("count.txt") == b"ran\n"
+        assert box.read_file("count.txt") == b"start\nran\n"
         assert box.exec("echo still here", timeout=10).stdout == "still here\n"
 
 
@@ -494,15 +510,25 @@ def test_write_never_goes_through_a_hard_link() -> None:
         outside.rmdir()
 
 
-def test_creation_is_cheap(mode: str) -> None:
+def test_creation_is_cheap(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Creating a sandbox runs no program (the host is probed once per process) and starts no
+    runtime: the first command does. What it costs is bench/bench_sandbox_local.py's target."""
     LocalSandbox(isolation=mode).close()  # once-per-process probing done
-    times = []
-    for _ in range(10):
-        start = time.perf_counter()
-        box = LocalSandbox(isolation=mode)
-        times.append(time.perf_counter() - start)
+    started: list[object] = []
+    real_init = subprocess.Popen.__init__
+
+    def counting_init(self, *args, **kwargs) -> None:
+        started.append(args[0] if args else kwargs.get("args"))
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", counting_init)
+    box = LocalSandbox(isolation=mode)
+    try:
+        assert started == [] and box._state.runtime is None
+        assert box.exec("echo up", timeout=60).stdout == "up\n"
+        assert started and box._state.runtime is not None  # the first command started it
+    finally:
         box.close()
-    assert sorted(times)[5] < 0.02
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the workspace quota mount needs root")
@@ -575,10 +601,13 @@ def test_kill_processes_keeps_the_workspace(isolation: str) -> None:
     tag = f"cudaenv-kp-{uuid.uuid4().hex[:8]}"
     with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
         box.write_file("keep.txt", "still here")
-        box.exec(f"(exec -a {tag} sleep 300 &) ; (exec -a {tag} sleep 300 &)", timeout=10)
+        box.exec(f"(exec -a {tag} sleep 100000 &) ; (exec -a {tag} sleep 100000 &)", timeout=10)
+        end = time.monotonic() + 60  # a hang guard: their subshells may not have exec'd yet
+        while tag not in _host_cmdlines() and time.monotonic() < end:
+            time.sleep(0.01)
         assert tag in _host_cmdlines()
         box.kill_processes()
-        assert tag not in _host_cmdlines()
+        assert _wait_gone(tag) == []  # killed: they would sleep for a day
         assert box.exec("cat keep.txt", timeout=10).stdout == "still here"
         box.kill_processes()  # twice, and on an idle runtime: harmless
         assert box.exec("echo ok", timeout=10).stdout == "ok\n"
