@@ -5,6 +5,8 @@ files, never in the agent's workspace (this stops every "edit the tests / harnes
 files in the live workspace" exploit). Exceptions never escape: a failure of the machinery
 becomes a Verdict with ``failure="infrastructure"``, which RL loops must mask out rather than
 score as the policy's fault.
+
+Whose fault a failure is (an outside kill, a missing interpreter): :mod:`cudaenv.grading.faults`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from cudaenv.errors import CudaEnvError
 from cudaenv.grading import ccache
 from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
 from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
+from cudaenv.grading.faults import guarded
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.stages import (
     DEFAULT_TIMEOUT_S,
     MIN_BUILD_TIMEOUT_S,
     TOKEN_ENV,
+    StageInfrastructureFault,
     clear_rewards,
     completion_forgeries,
     new_token,
@@ -251,8 +255,14 @@ class _Grading:
         if self.gpu is not None and not box.gpu_access:  # e.g. a container without --gpus
             self.gpu = None
             v.gpu = None
-        build = _prepare(
-            box, p, self.files.all, self.env(box), self.timeout, self.cache, self.builder
+        build = guarded(
+            box,
+            "build",
+            p.build_command or "",
+            self.env(box),
+            lambda: _prepare(
+                box, p, self.files.all, self.env(box), self.timeout, self.cache, self.builder
+            ),
         )
         v.stages["build"] = build
         v.compiled = build.status in ("ok", "skipped")
@@ -298,15 +308,19 @@ class _Grading:
             )
             if (hit := self.tests.get(key)) is not None:
                 return hit
-        if p.reward_file:
-            clear_rewards(box, p.reward_file)
-        test, res = run_stage(
-            box, p.test_command, timeout=self.timeout, env=self.test_env(box), token=self.token
-        )
-        forged = completion_forgeries(res.stdout, self.token) if self.token else []
+        forged: list[str] = []
+
+        def once() -> StageResult:
+            if p.reward_file:
+                clear_rewards(box, p.reward_file)
+            test, res = run_stage(
+                box, p.test_command, timeout=self.timeout, env=self.test_env(box), token=self.token
+            )
+            forged[:] = completion_forgeries(res.stdout, self.token) if self.token else []
+            return reward_stage(box, p.reward_file, test) if p.reward_file else test
+
+        test = guarded(box, "test", p.test_command, self.test_env(box), once)
         v.suspected_hack.extend(forged)  # forge_results / skip_checks
-        if p.reward_file:
-            test = reward_stage(box, p.reward_file, test)
         if key is not None and self.tests is not None and not forged:
             self.tests.put(key, test)
         return test
@@ -477,6 +491,11 @@ def grade(
         verdict = run.run()
         if verdict.passed is False and verdict.failure is None:
             verdict.failure = "agent"
+    except StageInfrastructureFault as exc:
+        verdict = run.verdict
+        verdict.passed = None
+        verdict.failure = "infrastructure"
+        verdict.reason = f"infrastructure: {exc}"
     except Exception as exc:
         verdict = run.verdict
         verdict.passed = None

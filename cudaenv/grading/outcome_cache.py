@@ -5,6 +5,12 @@ a deterministic harness (seeded inputs, as docs/AUTHORING.md requires) buys noth
 covers every file, the test command, the toolchain, and the GPU (or the simulator). Only clean
 "ok"/"failed" outcomes are stored: timeouts, errors and anything flagged as a suspected hack
 always run again. Benchmarks and sanitizer runs are never cached here.
+
+A command that died by a signal is never stored, whatever the signal: an outside kill (an
+operator's ``kill -9``, the host's OOM killer, Ctrl-C) says nothing about the files, and a
+stored one failed every later grade of the same files (``cached: true``). Conservatively that
+includes deaths the solution caused itself (SIGSEGV, SIGABRT): they only cost a re-run.
+Writes use unique temporary names and a rename (see :mod:`cudaenv.grading.cache_files`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import json
 from collections.abc import Iterable
 
 from cudaenv.grading.cache_files import write_atomic
+from cudaenv.grading.stages import death_signal
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
 from cudaenv.toolkit import cache_dir
@@ -44,6 +51,7 @@ class OutcomeCache:
         return stage.model_copy(update={"cached": True})
 
     def put(self, key: str, stage: StageResult) -> None:
-        if stage.status not in ("ok", "failed"):
+        """Store a clean outcome; deaths by a signal and a failed write are not stored."""
+        if stage.status not in ("ok", "failed") or death_signal(stage) is not None:
             return
         write_atomic(self.root / f"{key}.json", stage.model_dump_json(), what="test outcome")

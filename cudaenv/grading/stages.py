@@ -7,10 +7,11 @@ import math
 import re
 import secrets
 import shlex
+import signal
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-from cudaenv.errors import CudaEnvError
+from cudaenv.errors import CudaEnvError, SandboxError
 from cudaenv.grading.verdict import StageResult, StageStatus
 from cudaenv.problems.model import Problem
 from cudaenv.sandbox.base import ExecResult, Sandbox
@@ -20,6 +21,54 @@ TOKEN_ENV = "CUDAENV_COMPLETION_TOKEN"
 TOKEN_PREFIX = "CUDAENV_COMPLETE"
 DEFAULT_TIMEOUT_S = 60.0
 MIN_BUILD_TIMEOUT_S = 180.0
+
+
+#: signals a process is sent from outside (an operator's ``kill -9``, the host's OOM killer,
+#: Ctrl-C, a hang-up); the grader's own kills (its timeout) are reported as timeouts instead
+EXTERNAL_SIGNALS = frozenset(
+    {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT}
+)
+
+
+class StageInfrastructureFault(SandboxError):
+    """A stage ended in a way the solution cannot have caused (see :mod:`cudaenv.grading.grader`)."""
+
+
+def death_signal(stage: StageResult) -> int | None:
+    """The signal a stage's command died by (bash reports 128+N; a negative code is -N), or
+    None when it exited by itself or the grader's timeout killed it."""
+    code = stage.exit_code
+    if code is None or stage.status == "timeout":
+        return None
+    if code < 0:
+        return -code
+    if 128 < code <= 128 + 64:
+        return code - 128
+    return None
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+_SEGMENT = re.compile(r"&&|\|\||[;|()]")
+
+
+def command_words(command: str) -> list[str]:
+    """The programs a stage command looks up on PATH (first words without a slash)."""
+    words = []
+    for segment in _SEGMENT.split(command):
+        try:
+            parts = shlex.split(segment)
+        except ValueError:
+            continue
+        parts = [w for w in parts if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)]
+        if parts and "/" not in parts[0] and parts[0] not in words:
+            words.append(parts[0])
+    return words
 
 
 def tail(result: ExecResult, limit: int = TAIL_CHARS) -> str:

@@ -225,6 +225,21 @@ class CgroupSet:
                 found.update(int(x) for x in (path / "cgroup.procs").read_text().split())
         return found
 
+    def oom_kills(self) -> int | None:
+        """Processes the memory cgroup's limit killed (v1 ``memory.oom_control``, v2
+        ``memory.events``: ``oom_kill N``); None without a memory cgroup."""
+        if not self.memory_limited:
+            return None
+        total = 0
+        for path in self.dirs:
+            for name in ("memory.events", "memory.oom_control"):
+                with contextlib.suppress(OSError, ValueError):
+                    for line in (path / name).read_text().splitlines():
+                        key, _, value = line.partition(" ")
+                        if key == "oom_kill":
+                            total += int(value)
+        return total
+
     def kill_all(self, deadline_s: float = 5.0) -> None:
         """SIGKILL every member until none is left (a fork bomb is bounded by pids.max)."""
         end = time.monotonic() + deadline_s

@@ -91,6 +91,13 @@ class Sandbox(ABC):
         "no GPU", where they cannot). A local sandbox shows the host's devices."""
         return True
 
+    def limit_kills(self) -> int | None:
+        """How many processes the sandbox's own limits have killed so far (its memory cgroup's
+        OOM kills), or None where this backend cannot tell. The grader compares it before and
+        after a stage: a SIGKILL the sandbox's limit dealt is the solution's doing, one it did
+        not deal came from outside (see :mod:`cudaenv.grading.grader`)."""
+        return None
+
     @property
     def toolchain_id(self) -> str:
         """Names the toolchain builds here use (part of the build-cache key): "host" by default."""

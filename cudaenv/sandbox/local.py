@@ -352,6 +352,11 @@ class LocalSandbox(Sandbox):
         """The workspace on the host (what the grader copies files in and out of)."""
         return self._state.root / "workspace"
 
+    def limit_kills(self) -> int | None:
+        """OOM kills of this sandbox's memory cgroup (None without one); see Sandbox."""
+        rt = self._state.runtime
+        return rt.cgroups.oom_kills() if rt is not None and rt.cgroups is not None else None
+
     def kill_processes(self) -> None:
         """Stop the sandbox's runtime, which takes every process in it down (the pid namespace
         with bubblewrap, the cgroups or the marker otherwise); the next command starts a fresh
