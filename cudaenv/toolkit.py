@@ -151,14 +151,36 @@ def _prepend(existing: str | None, *paths: Path | None) -> str:
     return os.pathsep.join(parts)
 
 
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def interpreter_dirs() -> list[Path]:
+    """This interpreter's bin directory (a venv's, when run as ``venv/bin/cudaenv`` without
+    activating it) and the real one it links to: ``python`` in a harness must be this one."""
+    dirs = [Path(os.path.abspath(sys.executable)).parent]
+    real = Path(os.path.realpath(sys.executable)).parent
+    return dirs if real in dirs else [*dirs, real]
+
+
+def command_path(home: Path | None) -> str:
+    """PATH for grading commands: this interpreter's bin, the toolkit's bin, the host's PATH,
+    then the system directories (what a sandbox's own default PATH holds survives)."""
+    parts = [str(d) for d in interpreter_dirs()]
+    if home is not None:
+        parts.append(str(home / "bin"))
+    parts += (os.environ.get("PATH") or "").split(os.pathsep)
+    parts += SYSTEM_PATH
+    return os.pathsep.join(dict.fromkeys(p for p in parts if p))
+
+
 @functools.cache
 def toolkit_env() -> dict[str, str]:
-    """Variables a build or test command needs to find nvcc, headers and libraries."""
+    """Variables a build or test command needs to find nvcc, headers, libraries and Python."""
     env: dict[str, str] = {}
     home = cuda_home()
+    env["PATH"] = command_path(home)
     if home is not None:
         env["CUDA_HOME"] = str(home)
-        env["PATH"] = _prepend(os.environ.get("PATH"), home / "bin")
     wheel = _wheel_cublas()
     inc = wheel[0] if wheel else None
     lib = wheel[1] if wheel else None
