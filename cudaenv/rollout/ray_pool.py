@@ -4,6 +4,11 @@ Ray stays out of the env (as gymnasium keeps ``vector/`` apart from envs): only 
 imports it, lazily. An actor runs one episode at a time; a dead actor (its process killed,
 OOM) is replaced and its episode retried up to ``max_retries`` times, then reported as an
 ``infrastructure`` result.
+
+A killed driver leaves nothing behind: actors are never detached, so Ray ends them with
+their owner, and :func:`init_ray` starts a watcher (:mod:`cudaenv.rollout._janitor`) that
+outlives a SIGKILLed driver just long enough to kill its remaining Ray processes and remove
+the sandboxes (containers, dirs, mounts) its workers had open.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import site
+import sys
 import sysconfig
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -57,10 +63,15 @@ def worker_runtime_env() -> dict[str, Any] | None:
 
 def init_ray(address: str | None = None, **kwargs: Any) -> None:
     """Start (or join) Ray once: locally without the dashboard, or ``address="auto"`` for a
-    cluster. Workers get the cudaenv checkout on their path when it is not installed."""
+    cluster. Workers get the cudaenv checkout on their path when it is not installed; a
+    watcher cleans up after this driver if it dies without doing so (see the module doc)."""
     ray = _ray()
     if ray.is_initialized():
         return
+    if sys.platform.startswith("linux"):  # the watcher reads /proc
+        from cudaenv.rollout import _janitor
+
+        _janitor.start()
     opts: dict[str, Any] = {
         "include_dashboard": False,
         "log_to_driver": True,

@@ -27,13 +27,18 @@ def boot_id() -> str:
         return ""
 
 
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def proc_start(pid: int) -> str | None:
     """Start time of ``pid`` (clock ticks since boot), None if there is no such process."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    fields = _stat(pid)
+    return fields[19] if fields else None
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,12 @@ class Owner:
             return False
         except PermissionError:
             pass
-        now = proc_start(self.pid)
-        return not (self.start and now is not None and now != self.start)
+        fields = _stat(self.pid)
+        if fields is None:  # no /proc here: the signal's answer is all there is
+            return True
+        if fields[0] in ("Z", "X"):  # dead, not yet reaped by its parent
+            return False
+        return not (self.start and fields[19] != self.start)
 
     def dump(self) -> str:
         """One line: ``pid start boot`` (what :meth:`parse` reads back)."""

@@ -65,7 +65,7 @@ from cudaenv.sandbox import _workspace as ws
 from cudaenv.sandbox._owners import Owner
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
 
-__all__ = ["LocalSandbox", "check_isolation"]
+__all__ = ["LocalSandbox", "check_isolation", "sweep_stale_sandboxes"]
 
 _PARENT_NAME = "cudaenv-sandboxes"
 _OWNER_FILE = "owner"  # pid, start time, boot id of the process that made the sandbox
@@ -180,6 +180,14 @@ def _sweep_stale(parent: Path) -> None:
                 named = entry.is_dir() and _CGROUP_NAME.fullmatch(entry.name)
                 if named and _stale_owner(entry.name, parent):
                     _reap_cgroups([entry])
+
+
+def sweep_stale_sandboxes() -> None:
+    """What creating a LocalSandbox does first: clean up after dead owners (once per process;
+    for a watcher that outlives a killed run, see ``cudaenv.rollout._janitor``)."""
+    parent = _sandbox_parent()
+    if parent.is_dir():
+        _sweep_stale(parent)
 
 
 def _hidden_data_dirs() -> list[Path]:
