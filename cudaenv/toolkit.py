@@ -19,6 +19,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from cudaenv.errors import CudaEnvError
+
 
 class GpuInfo(BaseModel):
     """What identifies a timing context: the GPU, its driver and the toolkit."""
@@ -142,6 +144,64 @@ def _linkable_lib_dir() -> Path | None:
             with contextlib.suppress(FileExistsError):
                 link.symlink_to(versioned[0])
     return target
+
+
+class ToolkitMismatchError(CudaEnvError, RuntimeError):
+    """The CUDA headers a build would use come from a different release than the toolkit."""
+
+
+#: the cuBLAS releases (major.minor) each CUDA toolkit release ships across its updates:
+#: 12.x ships cuBLAS 12.x; cuda-toolkit 13.0.0 ships cuBLAS 13.0, 13.0.2 ships 13.1.0.3
+CUBLAS_FOR_CUDA: dict[str, tuple[str, ...]] = {
+    **{f"12.{m}": (f"12.{m}",) for m in range(10)},
+    "13.0": ("13.0", "13.1"),
+}
+
+
+def header_cublas_version(include: Path) -> str | None:
+    """``CUBLAS_VER_MAJOR.MINOR.PATCH.BUILD`` from ``include/cublas_api.h``, or None."""
+    try:
+        text = (include / "cublas_api.h").read_text(errors="replace")
+    except OSError:
+        return None
+    parts = [re.search(rf"#define\s+CUBLAS_VER_{k}\s+(\d+)", text) for k in
+             ("MAJOR", "MINOR", "PATCH", "BUILD")]  # fmt: skip
+    if parts[0] is None or parts[1] is None:
+        return None
+    return ".".join(m.group(1) for m in parts if m is not None)
+
+
+def cublas_mismatch(cuda_release: str | None, cublas: str | None) -> str | None:
+    """Why cuBLAS ``cublas`` does not belong with CUDA ``cuda_release`` (None: it does, or
+    either is unknown). A release not in CUBLAS_FOR_CUDA needs only the same major version."""
+    if not cuda_release or not cublas:
+        return None
+    major_minor = ".".join(cublas.split(".")[:2])
+    allowed = CUBLAS_FOR_CUDA.get(cuda_release)
+    ok = major_minor in allowed if allowed else cublas.split(".")[0] == cuda_release.split(".")[0]
+    if ok:
+        return None
+    ships = (
+        f"cuBLAS {' or '.join(allowed)}" if allowed else f"cuBLAS {cuda_release.split('.')[0]}.x"
+    )
+    return (
+        f"the nvidia-cublas wheel's headers are cuBLAS {cublas} but the CUDA toolkit is release "
+        f"{cuda_release} (which ships {ships}); install the matching wheel "
+        "(pip install 'cudaenv[cublas]') or point CUDA_HOME at the matching toolkit"
+    )
+
+
+def check_build_headers(build_command: str) -> None:
+    """Raise ToolkitMismatchError before a build that links cuBLAS against the wheel's headers
+    from another release than the toolkit's (it would compile against the wrong API)."""
+    if "cublas" not in build_command.lower():
+        return
+    wheel = _wheel_cublas()
+    if wheel is None:
+        return
+    why = cublas_mismatch(toolkit_version(), header_cublas_version(wheel[0]))
+    if why is not None:
+        raise ToolkitMismatchError(why)
 
 
 def _prepend(existing: str | None, *paths: Path | None) -> str:

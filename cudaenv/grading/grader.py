@@ -42,7 +42,7 @@ from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
 from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming, SourceFile
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
-from cudaenv.toolkit import cpu_identity, gpu_info
+from cudaenv.toolkit import check_build_headers, cpu_identity, gpu_info
 
 Mode = Literal["solve", "optimize", "repair"]
 SandboxFactory = Callable[[], Sandbox]
@@ -139,6 +139,8 @@ def _prepare(
         sandbox.write_file(f.path, f.content)
     if not problem.build_command:
         return StageResult(status="skipped", reason="no build command")
+    if sandbox.toolchain_id == "host":  # the host's toolkit and wheels: headers must match
+        check_build_headers(problem.build_command)
     key = build_key(files, problem.build_command, problem.problem_type, sandbox.toolchain_id)
     if cache is not None:
         hit = cache.get(key)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import cudaenv
 from cudaenv.grading.build_cache import build_key
 from cudaenv.problems import Problem, load_suite
@@ -99,3 +101,58 @@ def test_gpu_stages_follow_the_sandbox_not_the_host(tmp_path, monkeypatch) -> No
     v = cudaenv.grade(problem, {"solution.sh": "true\n"}, sandbox=_NoGpuAccess)
     assert v.compiled and v.passed is None and v.gpu is None
     assert v.stages["test"].status == "skipped" and v.stages["test"].reason == "no GPU"
+
+
+def _cublas_header(root: Path, version: str) -> Path:
+    inc = root / "include"
+    inc.mkdir(parents=True)
+    lines = [
+        f"#define CUBLAS_VER_{k} {v}"
+        for k, v in zip(("MAJOR", "MINOR", "PATCH", "BUILD"), version.split("."), strict=True)
+    ]
+    (inc / "cublas_api.h").write_text("\n".join(lines) + "\n")
+    return inc
+
+
+def test_cublas_headers_from_another_release_are_an_error_naming_both(tmp_path) -> None:
+    from cudaenv.toolkit import cublas_mismatch, header_cublas_version
+
+    assert header_cublas_version(_cublas_header(tmp_path / "a", "13.10.0.1")) == "13.10.0.1"
+    why = cublas_mismatch("13.0", "13.10.0.1")
+    assert why is not None and "13.10.0.1" in why and "13.0" in why
+    assert cublas_mismatch("13.0", "13.1.0.3") is None  # what cuda-toolkit 13.0.2 ships
+    assert cublas_mismatch("12.8", "13.1.0.3") is not None
+    assert cublas_mismatch("14.0", "14.2.0.1") is None  # unknown release: the major decides
+
+
+def test_the_installed_cublas_wheel_matches_the_toolkit() -> None:
+    """The pinned wheel and the toolkit here agree (a build linking cuBLAS is not refused)."""
+    from cudaenv import toolkit
+
+    wheel = toolkit._wheel_cublas()
+    if wheel is None or toolkit.toolkit_version() is None:
+        pytest.skip("no nvidia-cublas wheel or no CUDA toolkit here")
+    version = toolkit.header_cublas_version(wheel[0])
+    assert toolkit.cublas_mismatch(toolkit.toolkit_version(), version) is None, version
+    toolkit.check_build_headers("nvcc -o t t.cu -lcublas")
+
+
+def test_a_build_against_mismatched_headers_is_an_infrastructure_error(
+    tmp_path, monkeypatch
+) -> None:
+    """The grader refuses the build with both versions named, as infrastructure."""
+    from cudaenv import toolkit
+
+    if toolkit.toolkit_version() is None:
+        pytest.skip("no CUDA toolkit here")
+    inc = _cublas_header(tmp_path / "wheel", "9.9.0.1")
+    monkeypatch.setattr(toolkit, "_wheel_cublas", lambda: (inc, tmp_path / "wheel" / "lib"))
+    problem = _problem(tmp_path, "true -lcublas")
+    verdict = cudaenv.grade(
+        problem,
+        {"solution.sh": "true\n"},
+        sandbox=lambda: LocalSandbox(isolation="rlimits"),
+        build_cache=False,
+    )
+    assert verdict.failure == "infrastructure", verdict
+    assert "9.9.0.1" in verdict.reason and toolkit.toolkit_version() in verdict.reason
