@@ -18,9 +18,9 @@ from gymnasium import spaces
 
 from cudaenv.env.instructions import SYSTEM_PROMPT, instruction
 from cudaenv.env.tokens import count_tokens
-from cudaenv.env.tools import ToolCall, parse_action, tool_schemas
+from cudaenv.env.tools import MAX_ACTION_CHARS, ToolCall, parse_action, tool_schemas
 from cudaenv.env.trajectory import StepRecord, Trajectory
-from cudaenv.errors import CudaEnvError, ModeError, SandboxError, ToolError
+from cudaenv.errors import CudaEnvError, ModeError, SandboxError, SandboxPathError, ToolError
 from cudaenv.grading.grader import grade
 from cudaenv.grading.rewards import RewardFn, get_reward
 from cudaenv.grading.verdict import Verdict
@@ -29,7 +29,6 @@ from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
 
 MAX_OBS_CHARS = 200_000
-MAX_ACTION_CHARS = 1_000_000
 _EXTRA = (
     "\n\t\r\ufffd"
     + "".join(chr(c) for c in range(0xA0, 0x250))
@@ -214,6 +213,10 @@ class CudaEnv(gym.Env[str, str]):
         except ToolError as exc:
             error = str(exc)
             obs = f"error: {exc}"
+        except SandboxPathError as exc:  # the agent's bad path, not a failure of the sandbox
+            where = call.args.get("path", "") if call else ""
+            error = f"bad path {where!r}: {exc}"
+            obs = f"error: {call.tool if call else 'action'}: bad path {where!r}: {exc}"
         except SandboxError as exc:
             error = f"sandbox: {exc}"
             obs = f"error: the sandbox failed: {exc}"
@@ -304,15 +307,24 @@ class CudaEnv(gym.Env[str, str]):
                 parts.append(f"stderr:\n{res.stderr}")
             return "\n".join(parts)
         if call.tool == "write_file":
-            box.write_file(a["path"], a["content"])
+            try:
+                box.write_file(a["path"], a["content"])
+            except SandboxPathError:
+                raise
+            except OSError as exc:  # a parent that is a file, a full workspace
+                raise ToolError(f"write_file: cannot write {a['path']!r}: {exc.strerror}") from None
             return f"wrote {len(a['content'].encode())} bytes to {a['path']}"
         if call.tool in ("edit_file", "read_file"):
             try:
                 text = box.read_file(a["path"]).decode("utf-8", errors="replace")
             except FileNotFoundError:
-                raise ToolError(f"no such file: {a['path']}") from None
+                raise ToolError(f"{call.tool}: no such file: {a['path']!r}") from None
             except IsADirectoryError:
-                raise ToolError(f"{a['path']} is a directory") from None
+                raise ToolError(f"{call.tool}: {a['path']!r} is a directory") from None
+            except SandboxPathError:
+                raise
+            except OSError as exc:
+                raise ToolError(f"{call.tool}: cannot read {a['path']!r}: {exc.strerror}") from None
             if call.tool == "read_file":
                 lines = text.splitlines(keepends=True)
                 start = a.get("start_line", 1)

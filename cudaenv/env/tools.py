@@ -17,11 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cudaenv.errors import ToolError
 
 MAX_BASH_TIMEOUT_S = 600
+#: the longest action (and so the longest file content or command) the action space admits
+MAX_ACTION_CHARS = 1_000_000
+_TEXT = {"max_length": MAX_ACTION_CHARS}
 
 
 class BashArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    command: str = Field(description="A bash command, run in the workspace.")
+    command: str = Field(description="A bash command, run in the workspace.", **_TEXT)
     timeout: int = Field(
         default=120,
         ge=1,
@@ -33,14 +36,14 @@ class BashArgs(BaseModel):
 class WriteFileArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(description="Workspace-relative path.")
-    content: str = Field(description="The whole new content of the file.")
+    content: str = Field(description="The whole new content of the file.", **_TEXT)
 
 
 class EditFileArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(description="Workspace-relative path.")
-    old: str = Field(description="Exact text to replace; must occur exactly once.")
-    new: str = Field(description="Replacement text.")
+    old: str = Field(description="Exact text to replace; must occur exactly once.", **_TEXT)
+    new: str = Field(description="Replacement text.", **_TEXT)
 
 
 class ReadFileArgs(BaseModel):
@@ -142,6 +145,11 @@ def _args(raw: Any) -> dict[str, Any]:
 def parse_action(action: Any) -> ToolCall:
     """Normalise any accepted action form into a validated ToolCall."""
     call_id = None
+    if isinstance(action, str | bytes) and len(action) > MAX_ACTION_CHARS:
+        raise ToolError(
+            f"action is {len(action):,} characters; the limit is {MAX_ACTION_CHARS:,} "
+            "(write a large file in parts)"
+        )
     if isinstance(action, str | bytes):
         try:
             action = json.loads(action)
@@ -169,6 +177,12 @@ def parse_action(action: Any) -> ToolCall:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "<args>"
         raise ToolError(f"bad arguments for {name}: {field}: {err['msg']}") from exc
-    return ToolCall(
+    call = ToolCall(
         tool=name, args=validated.model_dump(exclude_none=True), call_id=call_id or action.get("id")
     )
+    if (size := len(call.arguments_json())) > MAX_ACTION_CHARS:
+        raise ToolError(
+            f"{name} arguments are {size:,} characters; the limit is {MAX_ACTION_CHARS:,} "
+            "(write a large file in parts)"
+        )
+    return call

@@ -81,6 +81,50 @@ def test_invalid_actions_are_observations_not_exceptions(cpu_problem) -> None:
     env.close()
 
 
+def test_bad_paths_are_the_agents_and_name_the_path(cpu_problem) -> None:
+    """A missing, escaping or unwritable path is an observation naming it, never "the
+    sandbox failed" (which reads like infrastructure)."""
+    env = cudaenv.make(cpu_problem, max_steps=20)
+    env.reset()
+    env.step(act("bash", command="ln -s /etc/hostname link.txt"))
+    cases = [
+        (act("write_file", path="../escape.txt", content="x"), "'../escape.txt'"),
+        (act("read_file", path="/etc/passwd"), "'/etc/passwd'"),
+        (act("read_file", path="link.txt"), "'link.txt'"),
+        (act("read_file", path="gone/nope.txt"), "'gone/nope.txt'"),
+        (act("write_file", path="include/add.h/x.txt", content="x"), "'include/add.h/x.txt'"),
+    ]
+    for action, path in cases:
+        obs, _, term, _, info = env.step(action)
+        assert obs.startswith("error") and path in obs, (action, obs)
+        assert "sandbox failed" not in obs and not info["error"].startswith("sandbox"), obs
+        assert not term
+    env.close()
+
+
+def test_actions_over_the_declared_size_are_refused_with_the_limit(cpu_problem) -> None:
+    from cudaenv.env.tools import MAX_ACTION_CHARS
+
+    env = cudaenv.make(cpu_problem, max_steps=20)
+    env.reset()
+    assert env.action_space.max_length == MAX_ACTION_CHARS
+    big = "x" * (MAX_ACTION_CHARS + 1)
+    for action in (
+        act("write_file", path="big.txt", content=big),
+        json.dumps(act("write_file", path="big.txt", content=big[:-10])),
+        act("edit_file", path="include/add.h", old="int", new=big),
+        act("bash", command=big),
+    ):
+        obs, _, term, _, _ = env.step(action)
+        assert obs.startswith("error") and ("1,000,000" in obs or "1000000" in obs), obs[:300]
+        assert not term
+    obs, *_ = env.step(act("list_files"))
+    assert "big.txt" not in obs
+    obs, *_ = env.step(act("write_file", path="ok.txt", content="x" * (MAX_ACTION_CHARS // 2)))
+    assert obs.startswith("wrote"), obs[:200]
+    env.close()
+
+
 def test_action_forms_and_messages(cpu_problem) -> None:
     env = cudaenv.make(cpu_problem)
     env.reset()
