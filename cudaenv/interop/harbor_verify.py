@@ -107,6 +107,27 @@ def sandbox_env() -> dict[str, str]:
     return {"PATH": ":".join(path), "VIRTUAL_ENV": sys.prefix}
 
 
+def container_isolation() -> str:
+    """The local sandbox's isolation for grading inside the task's container.
+
+    The container is the boundary there (the agent had it all along), and containers rarely
+    allow user namespaces: bubblewrap where it works, else rlimits, chosen here and said on
+    stderr (the local sandbox itself never falls back).
+    """
+    from cudaenv.errors import IsolationUnavailableError
+    from cudaenv.sandbox.local import check_isolation
+
+    try:
+        check_isolation("bubblewrap")
+    except IsolationUnavailableError:
+        sys.stderr.write(
+            "harbor_verify: no bubblewrap works in this container; grading with "
+            "isolation='rlimits' (the task container is the isolation boundary)\n"
+        )
+        return "rlimits"
+    return "bubblewrap"
+
+
 def verify(
     problem_dir: Path,
     workdir: Path,
@@ -120,7 +141,11 @@ def verify(
     if benchmark is None:
         benchmark = problem.has_benchmark and problem.baseline_solution is not None
     files = workspace_files(workdir, problem, skip=problem_dir)
-    options = {"env": env} if sandbox == "local" and (env := sandbox_env()) else None
+    options: dict[str, object] | None = None
+    if sandbox == "local":
+        options = {"isolation": container_isolation()}
+        if env := sandbox_env():
+            options["env"] = env
     verdict = grade(
         problem, files, benchmark=benchmark, sandbox=sandbox, sandbox_options=options, rounds=3
     )

@@ -220,3 +220,19 @@ def test_cli_isolation_rlimits_grades_where_no_bwrap_works(
     assert docker.exit_code == 2 and "--sandbox local only" in docker.output
     bogus = runner.invoke(app, [*args, "--isolation", "auto"])
     assert bogus.exit_code == 2 and "unknown isolation 'auto'" in bogus.output
+
+
+def test_the_harbor_verifier_says_it_grades_with_rlimits_in_a_container_without_bwrap(
+    tmp_path: Path, cpu_problem_dir: Path, no_bwrap: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inside a task container (the boundary; user namespaces rarely allowed) the verifier
+    chooses rlimits itself, and says so, rather than failing every grade."""
+    from cudaenv.interop.harbor_verify import verify
+
+    work = tmp_path / "workspace"
+    work.mkdir()
+    (work / "solution.cpp").write_text(CPU_SOLUTION)
+    verdict = verify(cpu_problem_dir, work, tmp_path / "logs")
+    assert verdict.passed is True, verdict.reason
+    assert "isolation='rlimits'" in capsys.readouterr().err
+    assert json.loads((tmp_path / "logs" / "reward.json").read_text())["reward"] == 1.0
