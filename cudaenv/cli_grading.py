@@ -183,12 +183,14 @@ def validate(
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
     from cudaenv.grading.validate import validate_problem
     from cudaenv.problems.loader import load_suite
+    from cudaenv.sandbox.base import declare_workers
 
     options = _sandbox_options(sandbox, image, gpus, isolation)
 
     suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
     rows = []
     progress = Reporter(console, "validating", len(suite))
+    declare_workers(workers)  # the sandboxes' default memory cap shares the host among them
     with progress as report, ThreadPoolExecutor(workers) as pool:
         futs = [
             pool.submit(

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from cudaenv.sandbox.base import declare_workers
+
 T = TypeVar("T")
 
 _Item = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...]]
@@ -24,6 +26,7 @@ class DaemonPool:
     """A fixed set of daemon threads running submitted calls in order of submission."""
 
     def __init__(self, workers: int, name: str) -> None:
+        declare_workers(workers)  # the sandboxes' default memory cap shares the host among them
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._threads = [
             threading.Thread(target=self._loop, name=f"{name}_{i}", daemon=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
@@ -36,12 +37,51 @@ class ExecResult(BaseModel):
         return self.exit_code == 0 and not self.timed_out
 
 
+MEMORY_SHARE = 0.75  # of the host's memory, for all sandboxes together
+MIN_MEMORY_MB, MAX_MEMORY_MB = 1024, 8192
+_workers = 1
+
+
+def declare_workers(workers: int) -> None:
+    """Say how many sandboxes run at once in this process (runners and CLIs call it with
+    their worker count): the default memory limit divides the host's memory among them."""
+    global _workers
+    _workers = max(1, int(workers))
+
+
+def host_memory_mb() -> int | None:
+    """MemTotal from /proc/meminfo, in MiB (None where it cannot be read)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def default_memory_mb(workers: int | None = None, total_mb: int | None = None) -> int:
+    """The default memory cap of one sandbox: ``MEMORY_SHARE`` of the host's MemTotal divided
+    by the workers running at once, clamped to [MIN_MEMORY_MB, MAX_MEMORY_MB] (8 GB each let
+    three busy episodes exhaust a 24 GB host; now they get 6 GB each). The floor keeps small
+    hosts usable; with very many workers it can oversubscribe, so pass ``memory_mb`` there."""
+    total = total_mb if total_mb is not None else host_memory_mb()
+    if total is None:
+        return MAX_MEMORY_MB
+    share = int(total * MEMORY_SHARE) // max(1, workers or _workers)
+    return max(MIN_MEMORY_MB, min(MAX_MEMORY_MB, share))
+
+
 class SandboxLimits(BaseModel):
     """Resource limits applied to every command a sandbox runs (units in the names)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    memory_mb: int = Field(default=8192, gt=0, description="address-space / memory cap")
+    memory_mb: int = Field(
+        default_factory=default_memory_mb,
+        gt=0,
+        description="memory cap (default: default_memory_mb(), from the host and the workers)",
+    )
     max_processes: int = Field(default=512, gt=0, description="processes+threads")
     file_size_mb: int = Field(default=1024, gt=0, description="largest file a command may write")
     workspace_mb: int = Field(
