@@ -1,33 +1,15 @@
-"""Hidden harness for py-histogram: integer histogram with atomics."""
+"""Hidden harness for py-histogram: integer histogram with atomics. The solution runs in a
+child process (pychild.py); this process never imports it and only compares what it returns."""
 
-import contextlib
-import os
 import sys
-import warnings
 
-TOKEN = os.environ.pop("CUDAENV_COMPLETION_TOKEN", "")
+from pychild import Out, SolutionProcess, simulator, take_token
 
-import numpy as np
-from numba import config as numba_config
-from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
+TOKEN = take_token()
 
-try:
-    import nvtx
+import numpy as np  # noqa: E402
 
-    def bench_region():
-        return nvtx.annotate("bench_region")
-except ImportError:  # simulator-only environments may lack nvtx
-
-    def bench_region():
-        return contextlib.nullcontext()
-
-
-warnings.simplefilter("ignore", NumbaPerformanceWarning)
-sys.path.insert(0, os.getcwd())
-import solution  # noqa: E402
-
-SIM = bool(numba_config.ENABLE_CUDASIM)
+SIM = simulator()
 PERF = "--perf" in sys.argv[1:]
 failures = []
 
@@ -70,49 +52,40 @@ def make_cases():
     return cases
 
 
-def run_tests():
+def run_tests(sol):
     for tag, values, nbins in make_cases():
         v0 = values.copy()
-        counts = np.full(nbins, 12345, dtype=np.int32)  # garbage that must be overwritten
-        solution.histogram(values, counts)
-        ok = check(f"host {tag}", counts, v0, nbins)
-        if not np.array_equal(values, v0):
+        counts = Out(np.full(nbins, 12345, dtype=np.int32))  # garbage that must be overwritten
+        values1, got = sol.call([values, counts], device=False).arrays
+        ok = check(f"host {tag}", got, v0, nbins)
+        if not np.array_equal(values1, v0):
             failures.append(f"host {tag}: values were modified")
             ok = False
-        dv = cuda.to_device(v0)
-        dc = cuda.to_device(np.full(nbins, -7, dtype=np.int32))
-        solution.histogram(dv, dc)
-        cuda.synchronize()
-        ok = check(f"device {tag}", dc.copy_to_host(), v0, nbins) and ok
+        dc = Out(np.full(nbins, -7, dtype=np.int32))
+        _, got = sol.call([v0, dc], device=True).arrays
+        ok = check(f"device {tag}", got, v0, nbins) and ok
         print(("ok  " if ok else "BAD ") + f"{tag} (n={v0.size}, bins={nbins})")
 
 
-def run_perf():
+def run_perf(sol):
     n = 1000 if SIM else 1 << 26
     nbins = 256
     iters = 2 if SIM else 10
     rng = np.random.default_rng(3)
     values = (rng.random(n) ** 2 * nbins).astype(np.int32)  # skewed towards low bins
-    dv = cuda.to_device(values)
-    garbage = np.full(nbins, -1, dtype=np.int32)
-    outs = [cuda.to_device(garbage) for _ in range(iters)]
-    warm = cuda.device_array(nbins, dtype=np.int32)
-    for _ in range(3):
-        solution.histogram(dv, warm)
-    cuda.synchronize()
-    with bench_region():
-        for o in outs:
-            solution.histogram(dv, o)
-        cuda.synchronize()
-    for k, o in enumerate(outs):
-        check(f"perf call {k}", o.copy_to_host(), values, nbins)
+    garbage = Out(np.full(nbins, -1, dtype=np.int32))
+    # the child uploads everything, warms up, then times all calls in one bench_region
+    results = sol.bench([[values, garbage] for _ in range(iters)], warm=[values, garbage])
+    for k, r in enumerate(results):
+        check(f"perf call {k}", r.arrays[0], values, nbins)
     print(f"perf n={n} bins={nbins} x{iters} done")
 
 
-if PERF:
-    run_perf()
-else:
-    run_tests()
+with SolutionProcess("histogram") as sol:
+    if PERF:
+        run_perf(sol)
+    else:
+        run_tests(sol)
 if failures:
     for f in failures:
         print("FAIL", f)

@@ -1,33 +1,15 @@
-"""Hidden harness for py-prefix-sum: inclusive scan of int32."""
+"""Hidden harness for py-prefix-sum: inclusive scan of int32. The solution runs in a
+child process (pychild.py); this process never imports it and only compares what it returns."""
 
-import contextlib
-import os
 import sys
-import warnings
 
-TOKEN = os.environ.pop("CUDAENV_COMPLETION_TOKEN", "")
+from pychild import Out, SolutionProcess, simulator, take_token
 
-import numpy as np
-from numba import config as numba_config
-from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
+TOKEN = take_token()
 
-try:
-    import nvtx
+import numpy as np  # noqa: E402
 
-    def bench_region():
-        return nvtx.annotate("bench_region")
-except ImportError:  # simulator-only environments may lack nvtx
-
-    def bench_region():
-        return contextlib.nullcontext()
-
-
-warnings.simplefilter("ignore", NumbaPerformanceWarning)
-sys.path.insert(0, os.getcwd())
-import solution  # noqa: E402
-
-SIM = bool(numba_config.ENABLE_CUDASIM)
+SIM = simulator()
 PERF = "--perf" in sys.argv[1:]
 failures = []
 
@@ -65,53 +47,44 @@ def make_cases():
     return cases
 
 
-def run_tests():
+def run_tests(sol):
     for tag, x in make_cases():
         ref = expected(x)
         x0 = x.copy()
-        out = np.full(x.size, 0x5A5A5A5A, dtype=np.int32)
-        solution.inclusive_scan(x, out)
-        ok = check(f"host {tag}", out, ref)
-        if not np.array_equal(x, x0):
+        out = Out(np.full(x.size, 0x5A5A5A5A, dtype=np.int32))
+        x1, got = sol.call([x, out], device=False).arrays
+        ok = check(f"host {tag}", got, ref)
+        if not np.array_equal(x1, x0):
             failures.append(f"host {tag}: input was modified")
             ok = False
-        dx = cuda.to_device(x0)
-        dout = cuda.to_device(np.full(x.size, -1, dtype=np.int32))
-        solution.inclusive_scan(dx, dout)
-        cuda.synchronize()
-        ok = check(f"device {tag}", dout.copy_to_host(), ref) and ok
-        if not np.array_equal(dx.copy_to_host(), x0):
+        dout = Out(np.full(x.size, -1, dtype=np.int32))
+        dx1, got = sol.call([x0, dout], device=True).arrays
+        ok = check(f"device {tag}", got, ref) and ok
+        if not np.array_equal(dx1, x0):
             failures.append(f"device {tag}: input was modified")
             ok = False
         print(("ok  " if ok else "BAD ") + tag)
 
 
-def run_perf():
+def run_perf(sol):
     n = 500 if SIM else 1 << 25
     iters = 2 if SIM else 8
     rng = np.random.default_rng(9)
     x = rng.integers(-1000, 1001, n).astype(np.int32)
     ref = expected(x)
-    dx = cuda.to_device(x)
-    garbage = np.full(n, 0x5A5A5A5A, dtype=np.int32)
-    outs = [cuda.to_device(garbage) for _ in range(iters)]
-    warm = cuda.device_array(n, dtype=np.int32)
-    for _ in range(3):
-        solution.inclusive_scan(dx, warm)
-    cuda.synchronize()
-    with bench_region():
-        for o in outs:
-            solution.inclusive_scan(dx, o)
-        cuda.synchronize()
-    for k, o in enumerate(outs):
-        check(f"perf call {k}", o.copy_to_host(), ref)
+    garbage = Out(np.full(n, 0x5A5A5A5A, dtype=np.int32))
+    # the child uploads everything, warms up, then times all calls in one bench_region
+    results = sol.bench([[x, garbage] for _ in range(iters)], warm=[x, garbage])
+    for k, r in enumerate(results):
+        check(f"perf call {k}", r.arrays[0], ref)
     print(f"perf n={n} x{iters} done")
 
 
-if PERF:
-    run_perf()
-else:
-    run_tests()
+with SolutionProcess("inclusive_scan") as sol:
+    if PERF:
+        run_perf(sol)
+    else:
+        run_tests(sol)
 if failures:
     for f in failures:
         print("FAIL", f)

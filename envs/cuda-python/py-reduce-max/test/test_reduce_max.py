@@ -1,33 +1,15 @@
-"""Hidden harness for py-reduce-max: maximum of a float32 array."""
+"""Hidden harness for py-reduce-max: maximum of a float32 array. The solution runs in a
+child process (pychild.py); this process never imports it and only compares what it returns."""
 
-import contextlib
-import os
 import sys
-import warnings
 
-TOKEN = os.environ.pop("CUDAENV_COMPLETION_TOKEN", "")
+from pychild import Out, SolutionProcess, simulator, take_token
 
-import numpy as np
-from numba import config as numba_config
-from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
+TOKEN = take_token()
 
-try:
-    import nvtx
+import numpy as np  # noqa: E402
 
-    def bench_region():
-        return nvtx.annotate("bench_region")
-except ImportError:  # simulator-only environments may lack nvtx
-
-    def bench_region():
-        return contextlib.nullcontext()
-
-
-warnings.simplefilter("ignore", NumbaPerformanceWarning)
-sys.path.insert(0, os.getcwd())
-import solution  # noqa: E402
-
-SIM = bool(numba_config.ENABLE_CUDASIM)
+SIM = simulator()
 PERF = "--perf" in sys.argv[1:]
 failures = []
 
@@ -70,22 +52,23 @@ def make_cases():
     return cases
 
 
-def run_tests():
+def run_tests(sol):
     for tag, x in make_cases():
         x0 = x.copy()
-        ok = check(f"host {tag}", solution.reduce_max(x), x0)
-        if not np.array_equal(x, x0):
+        r = sol.call([x], device=False)
+        ok = check(f"host {tag}", r.value, x0)
+        if not np.array_equal(r.arrays[0], x0):
             failures.append(f"host {tag}: input was modified")
             ok = False
-        dx = cuda.to_device(x0)
-        ok = check(f"device {tag}", solution.reduce_max(dx), x0) and ok
-        if not np.array_equal(dx.copy_to_host(), x0):
+        r = sol.call([x0], device=True)
+        ok = check(f"device {tag}", r.value, x0) and ok
+        if not np.array_equal(r.arrays[0], x0):
             failures.append(f"device {tag}: input was modified")
             ok = False
         print(("ok  " if ok else "BAD ") + f"{tag} (n={x0.size})")
 
 
-def run_perf():
+def run_perf(sol):
     n = 1000 if SIM else 1 << 25
     iters = 2 if SIM else 8
     rng = np.random.default_rng(5)
@@ -95,17 +78,10 @@ def run_perf():
         pos = int(rng.integers(0, n))
         saved = base[pos]
         base[pos] = np.float32(10.0 + k)
-        arrays.append(cuda.to_device(base))
+        arrays.append(base.copy())
         base[pos] = saved
-    warm = cuda.to_device(base)
-    for _ in range(3):
-        solution.reduce_max(warm)
-    cuda.synchronize()
-    results = []
-    with bench_region():
-        for d in arrays:
-            results.append(solution.reduce_max(d))
-        cuda.synchronize()
+    # the child uploads everything, warms up, then times all calls in one bench_region
+    results = [r.value for r in sol.bench([[a] for a in arrays], warm=[base])]
     for k, r in enumerate(results):
         want = float(np.float32(10.0 + k))
         if not isinstance(r, (float, np.floating)) or float(r) != want:
@@ -113,10 +89,11 @@ def run_perf():
     print(f"perf n={n} x{iters} done")
 
 
-if PERF:
-    run_perf()
-else:
-    run_tests()
+with SolutionProcess("reduce_max") as sol:
+    if PERF:
+        run_perf(sol)
+    else:
+        run_tests(sol)
 if failures:
     for f in failures:
         print("FAIL", f)

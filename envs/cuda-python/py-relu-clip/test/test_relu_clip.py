@@ -1,33 +1,15 @@
-"""Hidden harness for py-relu-clip: fused threshold-ReLU with an upper clip (float32)."""
+"""Hidden harness for py-relu-clip: fused threshold-ReLU with an upper clip (float32). The solution runs in a
+child process (pychild.py); this process never imports it and only compares what it returns."""
 
-import contextlib
-import os
 import sys
-import warnings
 
-TOKEN = os.environ.pop("CUDAENV_COMPLETION_TOKEN", "")
+from pychild import Out, SolutionProcess, simulator, take_token
 
-import numpy as np
-from numba import config as numba_config
-from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
+TOKEN = take_token()
 
-try:
-    import nvtx
+import numpy as np  # noqa: E402
 
-    def bench_region():
-        return nvtx.annotate("bench_region")
-except ImportError:  # simulator-only environments may lack nvtx
-
-    def bench_region():
-        return contextlib.nullcontext()
-
-
-warnings.simplefilter("ignore", NumbaPerformanceWarning)
-sys.path.insert(0, os.getcwd())
-import solution  # noqa: E402
-
-SIM = bool(numba_config.ENABLE_CUDASIM)
+SIM = simulator()
 PERF = "--perf" in sys.argv[1:]
 failures = []
 
@@ -71,7 +53,7 @@ def check(tag, got, ref):
     return True
 
 
-def run_tests():
+def run_tests(sol):
     cases = [
         (0, 0.0, 6.0),
         (1, 0.0, 6.0),
@@ -88,46 +70,36 @@ def run_tests():
         ref = reference(x, lo, hi)
         x0 = x.copy()
         tag = f"n={n} lo={lo} hi={hi}"
-        out = np.full(n, np.nan, dtype=np.float32)
-        solution.relu_clip(x, lo, hi, out)
-        ok = check(f"host {tag}", out, ref)
-        if not np.array_equal(x, x0):
+        out = Out(np.full(n, np.nan, dtype=np.float32))
+        x1, got = sol.call([x, lo, hi, out], device=False).arrays
+        ok = check(f"host {tag}", got, ref)
+        if not np.array_equal(x1, x0):
             failures.append(f"host {tag}: input was modified")
             ok = False
-        dx = cuda.to_device(x0)
-        dout = cuda.to_device(np.full(n, np.nan, dtype=np.float32))
-        solution.relu_clip(dx, lo, hi, dout)
-        cuda.synchronize()
-        ok = check(f"device {tag}", dout.copy_to_host(), ref) and ok
+        _, got = sol.call([x0, lo, hi, out], device=True).arrays
+        ok = check(f"device {tag}", got, ref) and ok
         print(("ok  " if ok else "BAD ") + tag)
 
 
-def run_perf():
+def run_perf(sol):
     n = 2000 if SIM else 1 << 25
     iters = 2 if SIM else 10
     lo, hi = 0.5, 6.0
     x = inputs(n, lo, hi, 21)
     ref = reference(x, lo, hi)
-    dx = cuda.to_device(x)
-    nan = np.full(n, np.nan, dtype=np.float32)
-    outs = [cuda.to_device(nan) for _ in range(iters)]
-    warm = cuda.device_array(n, dtype=np.float32)
-    for _ in range(3):
-        solution.relu_clip(dx, lo, hi, warm)
-    cuda.synchronize()
-    with bench_region():
-        for o in outs:
-            solution.relu_clip(dx, lo, hi, o)
-        cuda.synchronize()
-    for k, o in enumerate(outs):
-        check(f"perf call {k}", o.copy_to_host(), ref)
+    nan = Out(np.full(n, np.nan, dtype=np.float32))
+    # the child uploads everything, warms up, then times all calls in one bench_region
+    results = sol.bench([[x, lo, hi, nan] for _ in range(iters)], warm=[x, lo, hi, nan])
+    for k, r in enumerate(results):
+        check(f"perf call {k}", r.arrays[0], ref)
     print(f"perf n={n} x{iters} done")
 
 
-if PERF:
-    run_perf()
-else:
-    run_tests()
+with SolutionProcess("relu_clip") as sol:
+    if PERF:
+        run_perf(sol)
+    else:
+        run_tests(sol)
 if failures:
     for f in failures:
         print("FAIL", f)

@@ -1,33 +1,15 @@
-"""Hidden harness for py-rgb-to-gray: integer luma of an (H, W, 3) uint8 image."""
+"""Hidden harness for py-rgb-to-gray: integer luma of an (H, W, 3) uint8 image. The solution runs in a
+child process (pychild.py); this process never imports it and only compares what it returns."""
 
-import contextlib
-import os
 import sys
-import warnings
 
-TOKEN = os.environ.pop("CUDAENV_COMPLETION_TOKEN", "")
+from pychild import Out, SolutionProcess, simulator, take_token
 
-import numpy as np
-from numba import config as numba_config
-from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
+TOKEN = take_token()
 
-try:
-    import nvtx
+import numpy as np  # noqa: E402
 
-    def bench_region():
-        return nvtx.annotate("bench_region")
-except ImportError:  # simulator-only environments may lack nvtx
-
-    def bench_region():
-        return contextlib.nullcontext()
-
-
-warnings.simplefilter("ignore", NumbaPerformanceWarning)
-sys.path.insert(0, os.getcwd())
-import solution  # noqa: E402
-
-SIM = bool(numba_config.ENABLE_CUDASIM)
+SIM = simulator()
 PERF = "--perf" in sys.argv[1:]
 failures = []
 
@@ -60,7 +42,7 @@ def check(tag, got, ref):
     return True
 
 
-def run_tests():
+def run_tests(sol):
     shapes = [(0, 5), (4, 0), (1, 1), (7, 13), (33, 65), (9, 300), (70, 2)]
     if not SIM:
         shapes += [(1080, 1920), (4321, 777), (1, 100_003), (200_000, 3)]
@@ -69,45 +51,36 @@ def run_tests():
         ref = reference(img)
         img0 = img.copy()
         tag = f"{h}x{w}"
-        gray = np.full((h, w), 0xA5, dtype=np.uint8)
-        solution.rgb_to_gray(img, gray)
-        ok = check(f"host {tag}", gray, ref)
-        if not np.array_equal(img, img0):
+        gray = Out(np.full((h, w), 0xA5, dtype=np.uint8))
+        img1, got = sol.call([img, gray], device=False).arrays
+        ok = check(f"host {tag}", got, ref)
+        if not np.array_equal(img1, img0):
             failures.append(f"host {tag}: input image was modified")
             ok = False
-        dimg = cuda.to_device(img0)
-        dgray = cuda.to_device(np.full((h, w), 0x5A, dtype=np.uint8))
-        solution.rgb_to_gray(dimg, dgray)
-        cuda.synchronize()
-        ok = check(f"device {tag}", dgray.copy_to_host(), ref) and ok
+        dgray = Out(np.full((h, w), 0x5A, dtype=np.uint8))
+        _, got = sol.call([img0, dgray], device=True).arrays
+        ok = check(f"device {tag}", got, ref) and ok
         print(("ok  " if ok else "BAD ") + tag)
 
 
-def run_perf():
+def run_perf(sol):
     h, w = (24, 40) if SIM else (4320, 7680)
     iters = 2 if SIM else 10
     img = image(h, w, 4)
     ref = reference(img)
-    dimg = cuda.to_device(img)
-    garbage = np.full((h, w), 0xA5, dtype=np.uint8)
-    outs = [cuda.to_device(garbage) for _ in range(iters)]
-    warm = cuda.device_array((h, w), dtype=np.uint8)
-    for _ in range(3):
-        solution.rgb_to_gray(dimg, warm)
-    cuda.synchronize()
-    with bench_region():
-        for o in outs:
-            solution.rgb_to_gray(dimg, o)
-        cuda.synchronize()
-    for k, o in enumerate(outs):
-        check(f"perf call {k}", o.copy_to_host(), ref)
+    garbage = Out(np.full((h, w), 0xA5, dtype=np.uint8))
+    # the child uploads everything, warms up, then times all calls in one bench_region
+    results = sol.bench([[img, garbage] for _ in range(iters)], warm=[img, garbage])
+    for k, r in enumerate(results):
+        check(f"perf call {k}", r.arrays[0], ref)
     print(f"perf {h}x{w} x{iters} done")
 
 
-if PERF:
-    run_perf()
-else:
-    run_tests()
+with SolutionProcess("rgb_to_gray") as sol:
+    if PERF:
+        run_perf(sol)
+    else:
+        run_tests(sol)
 if failures:
     for f in failures:
         print("FAIL", f)

@@ -1,33 +1,15 @@
-"""Hidden harness for py-stencil-1d: zero-padded 1-D weighted stencil (float32)."""
+"""Hidden harness for py-stencil-1d: zero-padded 1-D weighted stencil (float32). The solution runs in a
+child process (pychild.py); this process never imports it and only compares what it returns."""
 
-import contextlib
-import os
 import sys
-import warnings
 
-TOKEN = os.environ.pop("CUDAENV_COMPLETION_TOKEN", "")
+from pychild import Out, SolutionProcess, simulator, take_token
 
-import numpy as np
-from numba import config as numba_config
-from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
+TOKEN = take_token()
 
-try:
-    import nvtx
+import numpy as np  # noqa: E402
 
-    def bench_region():
-        return nvtx.annotate("bench_region")
-except ImportError:  # simulator-only environments may lack nvtx
-
-    def bench_region():
-        return contextlib.nullcontext()
-
-
-warnings.simplefilter("ignore", NumbaPerformanceWarning)
-sys.path.insert(0, os.getcwd())
-import solution  # noqa: E402
-
-SIM = bool(numba_config.ENABLE_CUDASIM)
+SIM = simulator()
 PERF = "--perf" in sys.argv[1:]
 failures = []
 
@@ -69,7 +51,7 @@ def check(tag, got, ref, mag):
     return True
 
 
-def run_tests():
+def run_tests(sol):
     cases = [(0, 2), (1, 0), (5, 3), (300, 1), (257, 2), (700, 16), (40, 16)]
     if not SIM:
         cases += [((1 << 20) + 3, 8), (10_000_019, 16), (123_457, 0)]
@@ -78,46 +60,36 @@ def run_tests():
         ref, mag = reference(x, w)
         x0, w0 = x.copy(), w.copy()
         tag = f"n={n} R={radius}"
-        out = np.full(n, np.nan, dtype=np.float32)
-        solution.stencil_1d(x, w, out)
-        ok = check(f"host {tag}", out, ref, mag)
-        if not (np.array_equal(x, x0) and np.array_equal(w, w0)):
+        out = Out(np.full(n, np.nan, dtype=np.float32))
+        x1, w1, got = sol.call([x, w, out], device=False).arrays
+        ok = check(f"host {tag}", got, ref, mag)
+        if not (np.array_equal(x1, x0) and np.array_equal(w1, w0)):
             failures.append(f"host {tag}: inputs were modified")
             ok = False
-        dx, dw = cuda.to_device(x0), cuda.to_device(w0)
-        dout = cuda.to_device(np.full(n, np.nan, dtype=np.float32))
-        solution.stencil_1d(dx, dw, dout)
-        cuda.synchronize()
-        ok = check(f"device {tag}", dout.copy_to_host(), ref, mag) and ok
+        _, _, got = sol.call([x0, w0, out], device=True).arrays
+        ok = check(f"device {tag}", got, ref, mag) and ok
         print(("ok  " if ok else "BAD ") + tag)
 
 
-def run_perf():
+def run_perf(sol):
     n = 600 if SIM else 1 << 25
     radius = 16
     iters = 2 if SIM else 10
     x, w = inputs(n, radius, 17)
     ref, mag = reference(x, w)
-    dx, dw = cuda.to_device(x), cuda.to_device(w)
-    nan = np.full(n, np.nan, dtype=np.float32)
-    outs = [cuda.to_device(nan) for _ in range(iters)]
-    warm = cuda.device_array(n, dtype=np.float32)
-    for _ in range(3):
-        solution.stencil_1d(dx, dw, warm)
-    cuda.synchronize()
-    with bench_region():
-        for o in outs:
-            solution.stencil_1d(dx, dw, o)
-        cuda.synchronize()
-    for k, o in enumerate(outs):
-        check(f"perf call {k}", o.copy_to_host(), ref, mag)
+    nan = Out(np.full(n, np.nan, dtype=np.float32))
+    # the child uploads everything, warms up, then times all calls in one bench_region
+    results = sol.bench([[x, w, nan] for _ in range(iters)], warm=[x, w, nan])
+    for k, r in enumerate(results):
+        check(f"perf call {k}", r.arrays[0], ref, mag)
     print(f"perf n={n} R={radius} x{iters} done")
 
 
-if PERF:
-    run_perf()
-else:
-    run_tests()
+with SolutionProcess("stencil_1d") as sol:
+    if PERF:
+        run_perf(sol)
+    else:
+        run_tests(sol)
 if failures:
     for f in failures:
         print("FAIL", f)

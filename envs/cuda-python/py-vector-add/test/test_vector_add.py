@@ -1,33 +1,15 @@
-"""Hidden harness for py-vector-add: out = a + b (float32)."""
+"""Hidden harness for py-vector-add: out = a + b (float32). The solution runs in a child
+process (pychild.py); this process never imports it and only compares the arrays it returns."""
 
-import contextlib
-import os
 import sys
-import warnings
 
-TOKEN = os.environ.pop("CUDAENV_COMPLETION_TOKEN", "")
+from pychild import Out, SolutionProcess, simulator, take_token
 
-import numpy as np
-from numba import config as numba_config
-from numba import cuda
-from numba.core.errors import NumbaPerformanceWarning
+TOKEN = take_token()
 
-try:
-    import nvtx
+import numpy as np  # noqa: E402
 
-    def bench_region():
-        return nvtx.annotate("bench_region")
-except ImportError:  # simulator-only environments may lack nvtx
-
-    def bench_region():
-        return contextlib.nullcontext()
-
-
-warnings.simplefilter("ignore", NumbaPerformanceWarning)
-sys.path.insert(0, os.getcwd())
-import solution  # noqa: E402
-
-SIM = bool(numba_config.ENABLE_CUDASIM)
+SIM = simulator()
 PERF = "--perf" in sys.argv[1:]
 failures = []
 
@@ -53,53 +35,43 @@ def check(tag, got, a, b):
     return True
 
 
-def run_tests():
+def run_tests(sol):
     sizes = [0, 1, 5, 255, 256, 257, 1000, 3001]
     if not SIM:
         sizes += [1 << 20, 10_000_019]
     for idx, n in enumerate(sizes):
         a, b = inputs(n, 100 + idx)
         a0, b0 = a.copy(), b.copy()
+        garbage = Out(np.full(n, np.nan, dtype=np.float32))
         # host (numpy) arrays
-        out = np.full(n, np.nan, dtype=np.float32)
-        solution.vector_add(a, b, out)
+        a1, b1, out = sol.call([a, b, garbage], device=False).arrays
         ok = check(f"host n={n}", out, a0, b0)
-        if not (np.array_equal(a, a0) and np.array_equal(b, b0)):
+        if not (np.array_equal(a1, a0) and np.array_equal(b1, b0)):
             failures.append(f"host n={n}: inputs were modified")
             ok = False
         # device arrays
-        da, db = cuda.to_device(a0), cuda.to_device(b0)
-        dout = cuda.to_device(np.full(n, np.nan, dtype=np.float32))
-        solution.vector_add(da, db, dout)
-        cuda.synchronize()
-        ok = check(f"device n={n}", dout.copy_to_host(), a0, b0) and ok
+        _, _, dout = sol.call([a0, b0, garbage], device=True).arrays
+        ok = check(f"device n={n}", dout, a0, b0) and ok
         print(("ok  " if ok else "BAD ") + f"n={n}")
 
 
-def run_perf():
+def run_perf(sol):
     n = 4099 if SIM else 1 << 25
     iters = 2 if SIM else 10
     a, b = inputs(n, 7)
-    da, db = cuda.to_device(a), cuda.to_device(b)
-    nan = np.full(n, np.nan, dtype=np.float32)
-    outs = [cuda.to_device(nan) for _ in range(iters)]
-    warm = cuda.device_array(n, dtype=np.float32)
-    for _ in range(3):
-        solution.vector_add(da, db, warm)
-    cuda.synchronize()
-    with bench_region():
-        for o in outs:
-            solution.vector_add(da, db, o)
-        cuda.synchronize()
-    for k, o in enumerate(outs):
-        check(f"perf call {k}", o.copy_to_host(), a, b)
+    nan = Out(np.full(n, np.nan, dtype=np.float32))
+    # the child uploads everything, warms up, then times all calls in one bench_region
+    results = sol.bench([[a, b, nan] for _ in range(iters)], warm=[a, b, nan])
+    for k, r in enumerate(results):
+        check(f"perf call {k}", r.arrays[0], a, b)
     print(f"perf n={n} x{iters} done")
 
 
-if PERF:
-    run_perf()
-else:
-    run_tests()
+with SolutionProcess("vector_add") as sol:
+    if PERF:
+        run_perf(sol)
+    else:
+        run_tests(sol)
 if failures:
     for f in failures:
         print("FAIL", f)
