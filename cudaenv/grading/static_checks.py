@@ -1,14 +1,13 @@
 """Static checks of solution sources: required API references and forbidden constructs.
 
 C/C++/CUDA sources are tokenised with tree-sitter (a reference counts only as real code,
-never inside a comment or a string); Python sources with the stdlib ``ast``. Forbidden
-constructs are one layer of the reward-integrity defenses: each rule names the exploit
-class it stops.
+never inside a comment or a string); Python sources are checked in
+:mod:`cudaenv.grading.static_python`. Forbidden constructs are one layer of the
+reward-integrity defenses: each rule names the exploit class it stops.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import itertools
 import re
@@ -18,6 +17,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cudaenv.errors import MissingExtraError
+from cudaenv.grading.static_python import analyse_python
 from cudaenv.problems.model import SourceFile, SourceReferences
 
 CPP_SUFFIXES = {".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".inl"}
@@ -98,97 +98,6 @@ FORBIDDEN_TEXT: dict[str, str] = {
     ".fini_array": "code after main",
     ".preinit_array": "code before main",
 }
-FORBIDDEN_PY_MODULES: dict[str, str] = {
-    m: "escape or tampering"
-    for m in (
-        "os",
-        "sys",
-        "subprocess",
-        "shutil",
-        "socket",
-        "ctypes",
-        "cffi",
-        "importlib",
-        "inspect",
-        "gc",
-        "builtins",
-        "signal",
-        "atexit",
-        "threading",
-        "multiprocessing",
-        "pathlib",
-        "io",
-        "pickle",
-        "marshal",
-        "code",
-        "runpy",
-        "tempfile",
-        "glob",
-        "urllib",
-        "http",
-        "requests",
-        "nvtx",
-        "traceback",
-        "faulthandler",
-        "weakref",
-    )
-}
-# A Python solution runs inside the harness's process, so a denylist of modules is never complete
-# (operator.attrgetter reaches os through numba; linecache reads files; __main__ is the harness):
-# only these imports are allowed (skip_checks, read_hidden).
-_ALLOWED_PY = (
-    "numpy numba math cmath functools itertools typing dataclasses __future__ enum collections "
-    "warnings time random statistics abc numbers"
-)
-ALLOWED_PY_MODULES = frozenset(_ALLOWED_PY.split())
-# Attribute names that reach files, processes, the interpreter or the harness's frames from
-# allowed modules (numpy.fromfile, numpy.lib.npyio.DataSource, numba.core.config.os, ...).
-_FILE_ATTRS = (
-    "fromfile tofile memmap load loadtxt genfromtxt fromregex save savez savez_compressed savetxt "
-    "DataSource npyio _datasource open serialize pickle"
-)
-_ESCAPE_ATTRS = (
-    "os sys subprocess ctypes ctypeslib modules environ system popen spawn _exit exit "
-    "import_module _getframe testing"
-)
-_FRAME_ATTRS = "f_globals f_locals f_back f_builtins f_code gi_frame gi_code tb_frame tb_next cr_frame ag_frame"
-FORBIDDEN_PY_ATTRS: dict[str, str] = {
-    **dict.fromkeys(_FILE_ATTRS.split(), "file access"),
-    **dict.fromkeys(_ESCAPE_ATTRS.split(), "escape or tampering"),
-    **dict.fromkeys(_FRAME_ATTRS.split(), "frame introspection (reaches the harness)"),
-}
-FORBIDDEN_PY_NAMES: dict[str, str] = {
-    # skip_checks: ends the harness with status 0 before it checks anything
-    **dict.fromkeys(
-        ("SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"),
-        "ends the harness early",
-    ),
-    **{
-        n: "escape or tampering"
-        for n in (
-            "exit",
-            "quit",
-            "open",
-            "eval",
-            "exec",
-            "compile",
-            "__import__",
-            "globals",
-            "locals",
-            "vars",
-            "getattr",
-            "setattr",
-            "delattr",
-            "breakpoint",
-            "input",
-            "__builtins__",
-            "__loader__",
-            "__spec__",
-            "__main__",
-            "sys_modules",
-        )
-    },
-}
 
 
 @dataclass
@@ -265,126 +174,6 @@ def _cpp_has_ref(tokens: _Tokens, ref: str) -> bool:
         if f"using namespace {' :: '.join(prefix)} ;" in joined:
             return True
     return False
-
-
-def _py_names(tree: ast.AST) -> set[str]:
-    """Dotted names used in the module (``cuda.atomic.add``, ``np``...)."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            chain: list[str] = []
-            cur: ast.AST = node
-            while isinstance(cur, ast.Attribute):
-                chain.append(cur.attr)
-                cur = cur.value
-            if isinstance(cur, ast.Name):
-                chain.append(cur.id)
-                parts = list(reversed(chain))
-                for i in range(len(parts)):
-                    names.add(".".join(parts[i:]))
-                names.add(".".join(parts))
-    return names
-
-
-def _py_violations(path: str, tree: ast.AST) -> list[str]:
-    out: list[str] = []
-    for node in ast.walk(tree):
-        mods: list[str] = []
-        if isinstance(node, ast.Import):
-            mods = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            mods = [node.module or ""]
-            if node.level:
-                out.append(f"{path}: relative import (escape or tampering)")
-        for mod in mods:
-            top = mod.split(".")[0]
-            if top in FORBIDDEN_PY_MODULES:
-                out.append(f"{path}: import of {mod!r} ({FORBIDDEN_PY_MODULES[top]})")
-        if isinstance(node, ast.Name) and node.id in FORBIDDEN_PY_NAMES:
-            out.append(f"{path}: use of {node.id!r} ({FORBIDDEN_PY_NAMES[node.id]})")
-        if (
-            isinstance(node, ast.Attribute)
-            and node.attr.startswith("__")
-            and node.attr
-            not in (
-                "__init__",
-                "__name__",
-                "__class__",
-                "__len__",
-                "__call__",
-            )
-        ):
-            out.append(f"{path}: dunder attribute {node.attr!r} (introspection escape)")
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            for text, why in FORBIDDEN_TEXT.items():
-                if text in node.value:
-                    out.append(f"{path}: string containing {text!r} ({why})")
-        if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_PY_ATTRS:
-            out.append(f"{path}: attribute {node.attr!r} ({FORBIDDEN_PY_ATTRS[node.attr]})")
-        if isinstance(node, ast.MatchClass):  # `case object(os=m)` reads attributes by name too
-            for attr in node.kwd_attrs:
-                if attr in FORBIDDEN_PY_ATTRS or attr.startswith("__"):
-                    out.append(
-                        f"{path}: attribute {attr!r} in a match pattern ({FORBIDDEN_PY_ATTRS.get(attr, 'introspection escape')})"
-                    )
-    out += _py_import_violations(path, tree)
-    out += _py_store_violations(path, tree)
-    return out
-
-
-def _py_import_violations(path: str, tree: ast.AST) -> list[str]:
-    """Imports outside ``ALLOWED_PY_MODULES`` (skip_checks, read_hidden: the allowlist)."""
-    out: list[str] = []
-    for node in ast.walk(tree):
-        mods = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-        if isinstance(node, ast.ImportFrom) and not node.level:
-            mods = [node.module or ""]
-        for mod in mods:
-            top = mod.split(".")[0]
-            if top not in ALLOWED_PY_MODULES and top not in FORBIDDEN_PY_MODULES:
-                out.append(
-                    f"{path}: import of {mod!r} (not an allowed module: escape or tampering)"
-                )
-    return out
-
-
-def _chain_root(node: ast.AST) -> str | None:
-    while isinstance(node, ast.Attribute | ast.Subscript):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _py_store_violations(path: str, tree: ast.AST) -> list[str]:
-    """Writes to attributes of imported modules (skip_checks: monkeypatching numpy, numba or the
-    harness's helpers) and of a function's arguments (speed: replacing ``out.copy_to_host`` to
-    defer the work past the timer, or to forge the result the harness reads)."""
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported |= {a.asname or a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            imported |= {a.asname or a.name for a in node.names}
-    out: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
-            root = _chain_root(node)
-            if root in imported:
-                out.append(
-                    f"{path}: assigns {root}...{node.attr} (monkeypatching an imported module)"
-                )
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            a = node.args
-            params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls"}
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store | ast.Del):
-                    root = _chain_root(sub)
-                    if root in params:
-                        out.append(
-                            f"{path}: assigns {root}.{sub.attr} (rewriting an argument's attributes)"
-                        )
-    return out
 
 
 def _cpp_violations(path: str, tokens: _Tokens, raw: str) -> list[str]:
@@ -539,36 +328,6 @@ def _cpp_forbidden(path: str, tokens: _Tokens, raw: str, entries: list[str]) -> 
     return out
 
 
-def _py_forbidden(path: str, tree: ast.AST, entries: list[str]) -> list[str]:
-    """Names used, with import aliases resolved (``np.sort`` is ``numpy.sort``; ``cuda`` from
-    ``from numba import cuda`` is ``numba.cuda``), against the forbidden entries."""
-    if not entries:
-        return []
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                head = a.name.split(".")[0]
-                aliases[a.asname or head] = a.name if a.asname else head
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for a in node.names:
-                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    pool = set(aliases.values())
-    for name in _py_names(tree):
-        head, _, rest = name.partition(".")
-        pool |= {name, aliases.get(head, head) + (f".{rest}" if rest else "")}
-    out = []
-    for entry in entries:
-        prefix = entry.rstrip("*")
-        if entry.endswith("*"):
-            hit = any(n.startswith(prefix) for n in pool)
-        else:
-            hit = any(n == prefix or n.startswith(prefix + ".") for n in pool)
-        if hit:
-            out.append(f"{path}: uses {prefix}, which this problem forbids")
-    return out
-
-
 def analyse(
     files: Iterable[SourceFile],
     refs: SourceReferences | None,
@@ -592,17 +351,11 @@ def analyse(
                 report.violations += _cpp_violations(f.path, tokens, f.content)
             report.violations += _cpp_forbidden(f.path, tokens, f.content, banned)
         elif suffix in PY_SUFFIXES:
-            try:
-                tree = ast.parse(f.content)
-            except SyntaxError as exc:
-                if forbid:
-                    report.violations.append(f"{f.path}: syntax error line {exc.lineno}")
-                continue
-            names = _py_names(tree)
-            found |= {r for r in wanted if r in names}
-            if forbid:
-                report.violations += _py_violations(f.path, tree)
-            report.violations += _py_forbidden(f.path, tree, banned)
+            refs_found, violations = analyse_python(
+                f.path, f.content, wanted, forbid=forbid, banned=banned, text_rules=FORBIDDEN_TEXT
+            )
+            found |= refs_found
+            report.violations += violations
     if refs:
         report.missing_all = [r for r in (refs.all or []) if r not in found]
         if refs.any and not any(r in found for r in refs.any):
