@@ -21,6 +21,21 @@ class StepRecord(BaseModel):
     tokens: int = 0
 
 
+class Turn(BaseModel):
+    """One model reply as a trainer needs it (filled by training-mode model clients).
+
+    Token fields are None when the server did not return them, so a trainer can tell
+    "not provided" from "empty"; ``message`` is the assistant message exactly as returned.
+    """
+
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    completion_logprobs: list[float] | None = None
+    message: dict[str, Any] = Field(default_factory=dict)
+    finish_reason: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)  # other non-OpenAI response fields
+
+
 class Trajectory(BaseModel):
     """One episode: what the agent did, what it saw, how it was graded."""
 
@@ -28,6 +43,7 @@ class Trajectory(BaseModel):
     mode: str
     instruction: str
     steps: list[StepRecord] = Field(default_factory=list)
+    turns: list[Turn] = Field(default_factory=list)  # per model reply, training mode
     verdict: Verdict | None = None
     reward: float = 0.0
     terminated: bool = False
