@@ -10,10 +10,17 @@ observation, which is the feedback the model needs.
 Retries are ours, not the SDK's (``max_retries=0``): rate limits (429), server errors (5xx),
 connection failures and unparseable replies back off exponentially for ``max_attempts``
 tries; then :class:`~cudaenv.errors.AgentError`. Other client errors (400, 401) fail at once.
+
+``training=True`` is the mode for RL: history is never rewritten (each request extends the
+previous one exactly; an episode that outgrows ``context_tokens`` ends truncated with
+``truncation_reason="context_tokens"``), token ids and logprobs are requested and every reply
+is recorded as a :class:`~cudaenv.env.trajectory.Turn` in ``Trajectory.turns``; which fields
+are sent and read is in :mod:`cudaenv.agents.turns`. ``arun`` is the same loop for asyncio.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -21,7 +28,8 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
-from cudaenv.agents.base import finish_trajectory
+from cudaenv.agents.episode import NUDGE, SUBMIT, Episode
+from cudaenv.agents.turns import TRAINING_EXTRA_BODY
 from cudaenv.env.tokens import count_tokens
 from cudaenv.errors import AgentError, MissingExtraError
 
@@ -29,7 +37,8 @@ if TYPE_CHECKING:
     from cudaenv.env.core import CudaEnv
     from cudaenv.env.trajectory import Trajectory
 
-NUDGE = "Please call a tool; call `submit` when you are done."
+__all__ = ["NUDGE", "OpenAIAgent"]
+
 ELIDED = "[elided: {tokens} tokens of old tool output, dropped to stay inside the context budget]"
 PER_MESSAGE_TOKENS = 4  # role and separators, as OpenAI counts them
 
@@ -63,7 +72,11 @@ class OpenAIAgent:
             (the system prompt and the task are never touched).
         request_timeout_s: per-request HTTP timeout.
         max_output_tokens: ``max_tokens`` per reply (None: the server's default).
-        extra_body: extra JSON fields for the request (server-specific sampling options).
+        extra_body: extra JSON fields for the request (server-specific sampling options);
+            in training mode merged over ``{"return_token_ids": True}``, a None value drops
+            a key.
+        training: RL mode (module docstring): prefix-stable requests, ``logprobs=True``,
+            token ids asked for, ``Trajectory.turns`` recorded. False: evaluation, as before.
     """
 
     def __init__(
@@ -82,6 +95,7 @@ class OpenAIAgent:
         max_output_tokens: int | None = None,
         extra_body: dict[str, Any] | None = None,
         name: str = "openai",
+        training: bool = False,
     ) -> None:
         if max_turns < 1 or max_attempts < 1:
             raise ValueError("max_turns and max_attempts must be >= 1")
@@ -98,23 +112,37 @@ class OpenAIAgent:
         self.max_output_tokens = max_output_tokens
         self.extra_body = dict(extra_body or {})
         self.name = name
+        self.training = training
         self._client: Any = None
+        self._aclient: tuple[Any, Any] | None = None  # (event loop, AsyncOpenAI) it belongs to
 
     # ------------------------------------------------------------------ client
+    def _client_options(self) -> dict[str, Any]:
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            if self.base_url is None:
+                raise AgentError(
+                    f"no API key: set ${self.api_key_env} (or pass base_url for a local server)"
+                )
+            key = "sk-local-dummy"
+        return {
+            "api_key": key,
+            "base_url": self.base_url,
+            "max_retries": 0,
+            "timeout": self.request_timeout_s,
+        }
+
     def _get_client(self) -> Any:
         if self._client is None:
-            openai = _openai()
-            key = os.environ.get(self.api_key_env)
-            if not key:
-                if self.base_url is None:
-                    raise AgentError(
-                        f"no API key: set ${self.api_key_env} (or pass base_url for a local server)"
-                    )
-                key = "sk-local-dummy"
-            self._client = openai.OpenAI(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.request_timeout_s
-            )
+            self._client = _openai().OpenAI(**self._client_options())
         return self._client
+
+    def _get_async_client(self) -> Any:
+        """An ``AsyncOpenAI`` for the running loop (its connections cannot cross loops)."""
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aclient[0] is not loop:
+            self._aclient = (loop, _openai().AsyncOpenAI(**self._client_options()))
+        return self._aclient[1]
 
     def _delay(self, attempt: int, exc: BaseException) -> float:
         delay = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
@@ -125,18 +153,9 @@ class OpenAIAgent:
                 delay = min(self.max_backoff_s, max(delay, float(retry_after)))
         return delay * (0.5 + random.random() / 2)  # jitter so parallel workers spread out
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
-        """One chat completion, retried per the policy in the module docstring."""
-        openai = _openai()
-        client = self._get_client()
-        retryable = (
-            openai.RateLimitError,
-            openai.InternalServerError,
-            openai.APIConnectionError,
-            openai.APIResponseValidationError,
-            json.JSONDecodeError,
-            _BadResponse,
-        )
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -145,29 +164,61 @@ class OpenAIAgent:
         }
         if self.max_output_tokens is not None:
             kwargs["max_tokens"] = self.max_output_tokens
-        if self.extra_body:
-            kwargs["extra_body"] = self.extra_body
-        last: BaseException | None = None
+        body = {**TRAINING_EXTRA_BODY, **self.extra_body} if self.training else self.extra_body
+        body = {k: v for k, v in body.items() if v is not None}
+        if body:
+            kwargs["extra_body"] = body
+        if self.training:
+            kwargs["logprobs"] = True
+        return kwargs
+
+    @staticmethod
+    def _checked(resp: Any) -> Any:
+        if not getattr(resp, "choices", None) or getattr(resp.choices[0], "message", None) is None:
+            raise _BadResponse(f"not a chat completion: {str(resp)[:200]!r}")
+        return resp
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float:
+        """Seconds to wait before the next try; raises AgentError when there is none."""
+        openai = _openai()
+        retryable = (
+            openai.RateLimitError,
+            openai.InternalServerError,
+            openai.APIConnectionError,
+            openai.APIResponseValidationError,
+            json.JSONDecodeError,
+            _BadResponse,
+        )
+        if isinstance(exc, retryable):
+            if attempt < self.max_attempts:
+                return self._delay(attempt, exc)
+            raise AgentError(
+                f"model request failed after {self.max_attempts} attempts: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if isinstance(exc, openai.APIStatusError):
+            raise AgentError(f"model request rejected ({exc.status_code}): {exc.message}") from exc
+        raise exc
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        """One chat completion, retried per the policy in the module docstring."""
+        client, kwargs = self._get_client(), self._request(messages, tools)
         for attempt in range(1, self.max_attempts + 1):
             try:
-                resp = client.chat.completions.create(**kwargs)
-                if (
-                    not getattr(resp, "choices", None)
-                    or getattr(resp.choices[0], "message", None) is None
-                ):
-                    raise _BadResponse(f"not a chat completion: {str(resp)[:200]!r}")
-                return resp
-            except retryable as exc:
-                last = exc
-                if attempt < self.max_attempts:
-                    time.sleep(self._delay(attempt, exc))
-            except openai.APIStatusError as exc:
-                raise AgentError(
-                    f"model request rejected ({exc.status_code}): {exc.message}"
-                ) from exc
-        raise AgentError(
-            f"model request failed after {self.max_attempts} attempts: {type(last).__name__}: {last}"
-        ) from last
+                return self._checked(client.chat.completions.create(**kwargs))
+            except Exception as exc:  # _retry_delay re-raises what is not ours to retry
+                time.sleep(self._retry_delay(exc, attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        """:meth:`complete` through ``AsyncOpenAI``, same retry policy."""
+        client, kwargs = self._get_async_client(), self._request(messages, tools)
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return self._checked(await client.chat.completions.create(**kwargs))
+            except Exception as exc:
+                await asyncio.sleep(self._retry_delay(exc, attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     # ------------------------------------------------------------------ context budget
     @staticmethod
@@ -177,6 +228,10 @@ class OpenAIAgent:
             fn = call.get("function", {})
             n += count_tokens(fn.get("name", "")) + count_tokens(fn.get("arguments", ""))
         return n
+
+    def conversation_tokens(self, messages: list[dict[str, Any]]) -> int:
+        """The conversation's size as the context budget counts it (an estimate)."""
+        return sum(self._tokens(m) for m in messages)
 
     def fit_context(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Elide the oldest tool outputs (in place, so the prefix stays stable) until the
@@ -197,53 +252,39 @@ class OpenAIAgent:
         return [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages]
 
     # ------------------------------------------------------------------ episode
-    @staticmethod
-    def _assistant(msg: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": "assistant", "content": msg.content}
-        calls = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.function.name, "arguments": c.function.arguments},
-            }
-            for c in msg.tool_calls or []
-            if getattr(c, "function", None) is not None
-        ]
-        if calls:
-            out["tool_calls"] = calls
-        return out
-
     def run(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
         self._get_client()  # a missing SDK or key fails before a sandbox is opened
         env.reset(seed=seed)
-        tools = env.tools
-        messages = env.messages
-        usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "turns": 0}
-        done = False
-        for _ in range(self.max_turns):
-            resp = self.complete(self.fit_context(messages), tools)
-            usage["turns"] += 1
-            if resp.usage is not None:
-                usage["prompt_tokens"] += resp.usage.prompt_tokens or 0
-                usage["completion_tokens"] += resp.usage.completion_tokens or 0
-                usage["total_tokens"] += resp.usage.total_tokens or 0
-            finish_trajectory(env, self.name, usage)  # live: a crash later still shows the spend
-            msg = resp.choices[0].message
-            messages.append(self._assistant(msg))
-            if not msg.tool_calls:
-                messages.append({"role": "user", "content": NUDGE})
-                continue
-            for call in msg.tool_calls:
-                obs, _, term, trunc, _ = env.step(call)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": obs})
-                if term or trunc:
-                    done = True
+        tools, ep = env.tools, Episode(self, env)
+        while (messages := ep.next_request()) is not None:
+            resp = self.complete(messages, tools)
+            for call in ep.accept(resp):
+                if ep.observe(call, env.step(call)):
                     break
-            if done:
-                break
-        if not done:  # turn budget spent: grade what is there, and say so
-            env.step({"tool": "submit", "args": {}})
-            traj = env.trajectory
-            if traj is not None:
-                traj.terminated, traj.truncated, traj.truncation_reason = False, True, "max_turns"
-        return finish_trajectory(env, self.name, usage)
+        if ep.must_submit:
+            env.step(SUBMIT)
+        return ep.finish()
+
+    async def arun(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
+        """:meth:`run` on the event loop: requests through ``AsyncOpenAI``, env calls through
+        the env's ``areset``/``astep`` where it has them, else a worker thread. Per-episode
+        state lives in an :class:`Episode`, so many ``arun`` may share one agent."""
+        self._get_async_client()
+        await _call(env, "reset", seed=seed)
+        tools, ep = env.tools, Episode(self, env)
+        while (messages := ep.next_request()) is not None:
+            resp = await self.acomplete(messages, tools)
+            for call in ep.accept(resp):
+                if ep.observe(call, await _call(env, "step", call)):
+                    break
+        if ep.must_submit:
+            await _call(env, "step", SUBMIT)
+        return ep.finish()
+
+
+async def _call(env: CudaEnv, name: str, *args: Any, **kwargs: Any) -> Any:
+    """``env.a<name>`` when the env is async-capable, else ``env.<name>`` in a thread."""
+    native = getattr(env, f"a{name}", None)
+    if native is not None:
+        return await native(*args, **kwargs)
+    return await asyncio.to_thread(getattr(env, name), *args, **kwargs)
