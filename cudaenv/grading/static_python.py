@@ -36,7 +36,7 @@ FORBIDDEN_PY_MODULES: dict[str, str] = dict.fromkeys(
     _words(
         "os sys subprocess shutil socket ctypes cffi importlib inspect gc builtins signal atexit "
         "threading multiprocessing pathlib io pickle marshal code runpy tempfile glob urllib http "
-        "requests nvtx traceback faulthandler weakref operator"
+        "requests nvtx traceback faulthandler weakref"
     ),
     "escape or tampering",
 )
@@ -297,7 +297,8 @@ def _store_violations(path: str, tree: ast.AST) -> list[str]:
                 root = root.value
             if not (isinstance(root, ast.Name) and root.id == "self" and node.value is root):
                 out.append(
-                    f"{path}: assigns {ast.unparse(node)} (monkeypatching a module or an argument)"
+                    f"{path}: assigns {ast.unparse(node)} (monkeypatching a module, or "
+                    "rewriting an argument's attributes)"
                 )
     return out
 
