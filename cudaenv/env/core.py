@@ -7,6 +7,7 @@ episode and grades the workspace's files in a fresh grading sandbox (never the l
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 import uuid
@@ -16,15 +17,27 @@ from typing import Any
 import gymnasium as gym
 from gymnasium import spaces
 
+from cudaenv.env.actions_text import MAX_CALLS_PER_REPLY, Reply, no_call_help, parse_reply
+from cudaenv.env.aio import Offloader
+from cudaenv.env.info import terminal_info
 from cudaenv.env.instructions import SYSTEM_PROMPT, instruction
+from cudaenv.env.run_tool import run_tool
 from cudaenv.env.tokens import count_tokens
-from cudaenv.env.tools import MAX_ACTION_CHARS, ToolCall, parse_action, tool_schemas
+from cudaenv.env.tools import MAX_ACTION_CHARS, ToolCall, tool_schemas
 from cudaenv.env.trajectory import StepRecord, Trajectory
-from cudaenv.errors import CudaEnvError, ModeError, SandboxError, SandboxPathError, ToolError
+from cudaenv.errors import (
+    CudaEnvError,
+    ModeError,
+    SandboxError,
+    SandboxPathError,
+    SpecError,
+    ToolError,
+)
 from cudaenv.grading.grader import grade
 from cudaenv.grading.rewards import RewardFn, get_reward
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem, Solution, SourceFile
+from cudaenv.problems.suite import Suite
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
 
@@ -41,6 +54,7 @@ _EXTRA = (
 CHARSET = "".join(sorted({chr(c) for c in range(32, 127)} | set(_EXTRA)))
 _CHARSET_SET = frozenset(CHARSET)
 SOURCE_FIRST = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c", ".py")
+RESET_OPTIONS = frozenset({"task_id", "mode"})
 Mode = str
 
 
@@ -58,15 +72,55 @@ def _clip(text: str) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"
 
 
+def _join(outs: list[tuple[ToolCall | None, str, str, str | None, float]]) -> str:
+    """Several calls' outputs as one observation, each labelled with its number and tool."""
+    n = len(outs)
+    parts = [
+        f"[tool call {k} of {n}: {call.tool if call else 'unparsed'}]\n{out}"
+        for k, (call, _, out, _, _) in enumerate(outs, start=1)
+    ]
+    return to_charset(_clip("\n\n".join(parts)))
+
+
 class CudaEnv(gym.Env[str, str]):
     """A CUDA problem as an episodic text environment. See the module docstring.
+
+    ``reset(seed=, options=)``: ``options`` may hold ``task_id`` (switch to that problem of
+    ``source``; an unknown id raises :class:`~cudaenv.errors.ProblemNotFoundError` naming it
+    and the close matches) and ``mode``; the switch lasts until the next one.
+
+    An action is one model reply: a tool call (``{"tool", "args"}`` dict, its JSON, an OpenAI
+    tool call dict or SDK object), a list of tool calls, an assistant message, or assistant
+    text with Hermes ``<tool_call>`` blocks or bare JSON calls
+    (:mod:`cudaenv.env.actions_text`). Several calls run in order in one step (calls after a
+    ``submit`` are not run); the observation joins their outputs, each labelled. A reply with
+    no call, or a malformed one, gets an error observation, never an exception.
+    ``env.messages`` holds one assistant message per reply, as the model produced it, then
+    one ``tool`` message per call. Every step's ``info`` has ``tool`` (the last call's tool),
+    ``calls``, ``error`` (None or the reply's errors) and ``step`` (replies so far).
+
+    When an episode ends (``submit``, or a budget: truncated) its ``info`` also has, all
+    JSON-safe (:mod:`cudaenv.env.info`):
+
+    - ``is_success`` (bool): the verdict passed (False when ungraded or not decided here).
+    - ``reward_valid`` (bool): False when the verdict is an infrastructure failure: the
+      reward says nothing about the policy, mask the sample.
+    - ``failure`` ("agent", "infrastructure" or None), ``reason`` (the verdict's reason).
+    - ``task_id``, ``mode``; ``speedup`` (float or None: optimize mode, where timed).
+    - ``truncation_reason`` ("max_steps", "max_tokens" or None when terminated).
+    - ``verdict`` (:class:`~cudaenv.grading.verdict.Verdict`, absent when a truncated
+      episode is not graded) and ``trajectory`` (:class:`~cudaenv.env.trajectory.Trajectory`).
+
+    ``await env.areset(...)`` / ``await env.astep(...)`` run the same calls on a bounded
+    thread pool shared by the process (:mod:`cudaenv.env.aio`).
 
     Args:
         problem: a Problem, or a task_id looked up in ``source``.
         mode: "solve" (context only), "optimize" (start from the baseline; speedup reward)
             or "repair" (start from ``repair_solution`` and its grading output).
         sandbox: backend name ("local", "docker") or a factory returning a Sandbox.
-        max_steps: steps before the episode is truncated (and graded).
+        source: where task ids (here and in ``reset`` options) are looked up.
+        max_steps: replies before the episode is truncated (and graded).
         max_tokens: observation-token budget (tiktoken cl100k) before truncation; None = off.
         reward: a reward name from ``cudaenv.grading.rewards`` or a callable of a Verdict.
         step_penalty: optional per-step shaping, subtracted at every non-final step (off: 0).
@@ -94,29 +148,21 @@ class CudaEnv(gym.Env[str, str]):
         repair_verdict: Verdict | None = None,
         render_mode: str | None = None,
     ) -> None:
+        self.source = source
+        self._suite: Suite | None = None
         if isinstance(problem, str):
-            from cudaenv.problems.loader import load_suite
-
-            problem = load_suite(source)[problem]
-        if mode not in ("solve", "optimize", "repair"):
-            raise ModeError(f"unknown mode {mode!r}; choose solve, optimize or repair")
-        if mode == "optimize" and (
-            not problem.benchmark_command or problem.baseline_solution is None
-        ):
-            raise ModeError(
-                f"problem {problem.task_id!r} has no benchmark and baseline; optimize mode needs both"
-            )
-        if mode == "repair" and repair_solution is None:
-            raise ModeError(
-                "repair mode needs repair_solution (the failing solution to start from)"
-            )
+            problem = self._task_suite()[problem]
+        self._repair_files = self._files_of(repair_solution)
+        self._check_mode(problem, mode)
         if render_mode not in (None, "ansi"):
             raise ModeError(f"unsupported render_mode {render_mode!r}; only 'ansi'")
         self.problem = problem
+        self._known: dict[str, Problem] = {problem.task_id: problem}
         self.mode = mode
         self.render_mode = render_mode
         self.max_steps = max_steps
         self.max_tokens = max_tokens
+        self._reward_spec = reward
         self.reward_fn = get_reward(reward, mode)
         self.step_penalty = step_penalty
         self.grade_on_truncation = grade_on_truncation
@@ -124,7 +170,6 @@ class CudaEnv(gym.Env[str, str]):
         self._sandbox_spec = sandbox
         self._sandbox_options = dict(sandbox_options or {})
         self._grading_sandbox = grading_sandbox or sandbox
-        self._repair_files = self._files_of(repair_solution)
         self._repair_verdict = repair_verdict
         self.observation_space = spaces.Text(
             max_length=MAX_OBS_CHARS + 200, min_length=0, charset=CHARSET
@@ -135,6 +180,8 @@ class CudaEnv(gym.Env[str, str]):
         self.trajectory: Trajectory | None = None
         self._messages: list[dict[str, Any]] = []
         self._started = 0.0
+        self._replies = 0
+        self._offload = Offloader(self.close)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -144,6 +191,43 @@ class CudaEnv(gym.Env[str, str]):
         if isinstance(sol, Solution):
             return list(sol.files)
         return [SourceFile(path=k, content=v) for k, v in sol.items()]
+
+    def _check_mode(self, problem: Problem, mode: str) -> None:
+        if mode not in ("solve", "optimize", "repair"):
+            raise ModeError(f"unknown mode {mode!r}; choose solve, optimize or repair")
+        if mode == "optimize" and (
+            not problem.benchmark_command or problem.baseline_solution is None
+        ):
+            raise ModeError(
+                f"problem {problem.task_id!r} has no benchmark and baseline; optimize mode needs both"
+            )
+        if mode == "repair" and not self._repair_files:
+            raise ModeError(
+                "repair mode needs repair_solution (the failing solution to start from)"
+            )
+
+    def _task_suite(self) -> Suite:
+        """Where task ids are looked up (``source``, loaded once)."""
+        if self._suite is None:
+            from cudaenv.problems.loader import load_suite
+
+            self._suite = load_suite(self.source)
+        return self._suite
+
+    def _lookup(self, task_id: Any) -> Problem:
+        if not isinstance(task_id, str):
+            raise SpecError(
+                f"options['task_id'] must be a string, got {task_id!r}", field="task_id"
+            )
+        if task_id not in self._known:
+            self._known[task_id] = self._task_suite()[task_id]
+        return self._known[task_id]
+
+    def _choose(self, options: Mapping[str, Any]) -> Problem:
+        """The problem of the next episode: ``options["task_id"]`` or the current one."""
+        if "task_id" in options and options["task_id"] is not None:
+            return self._lookup(options["task_id"])
+        return self.problem
 
     def _new_sandbox(self) -> Sandbox:
         spec = self._sandbox_spec
@@ -164,8 +248,8 @@ class CudaEnv(gym.Env[str, str]):
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The episode so far as OpenAI-style chat messages."""
-        return [dict(m) for m in self._messages]
+        """The episode so far as OpenAI-style chat messages (see the class docstring)."""
+        return copy.deepcopy(self._messages)
 
     @property
     def sandbox(self) -> Sandbox:
@@ -180,7 +264,20 @@ class CudaEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         if seed is not None:
             self.action_space.seed(seed)
+        opts = dict(options or {})
+        if unknown := sorted(set(opts) - RESET_OPTIONS):
+            raise SpecError(
+                f"unknown reset option(s) {unknown}; expected {sorted(RESET_OPTIONS)}",
+                field="options",
+            )
+        problem = self._choose(opts)
+        mode = opts.get("mode") or self.mode
+        self._check_mode(problem, mode)  # before the old episode's sandbox goes
+        if mode != self.mode:
+            self.reward_fn = get_reward(self._reward_spec, mode)
+        self.problem, self.mode = problem, mode
         self._close_sandbox()
+        self._done = True
         self._sandbox = self._new_sandbox()
         files = self._start_files()
         for f in files:
@@ -198,36 +295,44 @@ class CudaEnv(gym.Env[str, str]):
             {"role": "user", "content": text},
         ]
         self._done = False
+        self._replies = 0
         self._started = time.perf_counter()
         return text, {"task_id": self.problem.task_id, "mode": self.mode, "tools": self.tools}
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._done or self.trajectory is None:
             raise CudaEnvError("episode is over; call reset()")
-        t0 = time.perf_counter()
-        call: ToolCall | None = None
-        error = None
-        try:
-            call = parse_action(action)
-            obs = self._run_tool(call)
-        except ToolError as exc:
-            error = str(exc)
-            obs = f"error: {exc}"
-        except SandboxPathError as exc:  # the agent's bad path, not a failure of the sandbox
-            where = call.args.get("path", "") if call else ""
-            error = f"bad path {where!r}: {exc}"
-            obs = f"error: {call.tool if call else 'action'}: bad path {where!r}: {exc}"
-        except SandboxError as exc:
-            error = f"sandbox: {exc}"
-            obs = f"error: the sandbox failed: {exc}"
-        obs = to_charset(_clip(obs))
-        tokens = count_tokens(obs) if self.max_tokens else 0
+        reply = parse_reply(action)
+        index = self._replies
+        self._replies += 1
         traj = self.trajectory
+        outs: list[tuple[ToolCall | None, str, str, str | None, float]] = []
+        submitted = False
+        for k, parsed in enumerate(reply.calls):
+            t0 = time.perf_counter()
+            call = parsed.call
+            call_id = (call.call_id if call else None) or (
+                f"call_{index}" if k == 0 else f"call_{index}_{k}"
+            )
+            if submitted:
+                obs, error = "not run: the episode ended at submit", "after submit"
+            elif k >= MAX_CALLS_PER_REPLY:
+                error = f"at most {MAX_CALLS_PER_REPLY} tool calls run per reply"
+                obs = f"not run: {error}"
+            elif call is None:
+                error = parsed.error or "unparseable tool call"
+                obs = f"error: {error}"
+            else:
+                obs, error = self._run_call(call)
+                submitted = call.tool == "submit" and error is None
+            outs.append((call, call_id, to_charset(_clip(obs)), error, time.perf_counter() - t0))
+        if reply.kind == "invalid" and not outs:
+            outs.append((None, f"call_{index}", no_call_help(), "no tool call in the reply", 0.0))
+        obs = outs[0][2] if len(outs) == 1 else _join(outs)
+        tokens = count_tokens(obs) if self.max_tokens else 0
         traj.observation_tokens += tokens
-        index = len(traj.steps)
-        call_id = (call.call_id if call else None) or f"call_{index}"
-        self._record_messages(call, action, call_id, obs)
-        terminated = call is not None and call.tool == "submit"
+        self._record_messages(reply, outs)
+        terminated = submitted
         truncated = False
         reason = None
         if not terminated and index + 1 >= self.max_steps:
@@ -239,9 +344,11 @@ class CudaEnv(gym.Env[str, str]):
         ):
             truncated, reason = True, "max_tokens"
         reward = 0.0
+        errors = [e for _, _, _, e, _ in outs if e]
         info: dict[str, Any] = {
-            "tool": call.tool if call else None,
-            "error": error,
+            "tool": next((c.tool for c, *_ in reversed(outs) if c is not None), None),
+            "calls": len(outs),
+            "error": "; ".join(errors) if errors else None,
             "step": index + 1,
         }
         if terminated or truncated:
@@ -253,95 +360,70 @@ class CudaEnv(gym.Env[str, str]):
             traj.verdict, traj.reward = verdict, reward
             traj.terminated, traj.truncated, traj.truncation_reason = terminated, truncated, reason
             traj.seconds = round(time.perf_counter() - self._started, 4)
+            info.update(terminal_info(self.problem.task_id, self.mode, verdict, reason))
             info["trajectory"] = traj
             self._done = True
             self._close_sandbox()
         elif self.step_penalty:
             reward = -self.step_penalty
-        traj.steps.append(
-            StepRecord(
-                index=index,
-                tool=call.tool if call else None,
-                args=call.args if call else {},
-                call_id=call_id,
-                observation=obs,
-                reward=reward,
-                error=error,
-                duration_s=round(time.perf_counter() - t0, 6),
-                tokens=tokens,
+        for k, (call, call_id, out, error, seconds) in enumerate(outs):
+            traj.steps.append(
+                StepRecord(
+                    index=len(traj.steps),
+                    tool=call.tool if call else None,
+                    args=call.args if call else {},
+                    call_id=call_id,
+                    observation=out,
+                    reward=reward if k == len(outs) - 1 else 0.0,
+                    error=error,
+                    duration_s=round(seconds, 6),
+                    tokens=tokens if k == len(outs) - 1 else 0,
+                )
             )
-        )
         return obs, reward, terminated, truncated, info
 
-    def _record_messages(self, call: ToolCall | None, raw: Any, call_id: str, obs: str) -> None:
-        if call is None:
-            text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
-            self._messages.append({"role": "assistant", "content": str(text)[:2000]})
-            self._messages.append({"role": "user", "content": obs})
-            return
-        self._messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": call.tool, "arguments": call.arguments_json()},
-                    }
-                ],
-            }
-        )
-        self._messages.append({"role": "tool", "tool_call_id": call_id, "content": obs})
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """:meth:`reset` on the shared bounded thread pool (:mod:`cudaenv.env.aio`)."""
+        return await self._offload.run(self.reset, seed=seed, options=options)
 
-    def _run_tool(self, call: ToolCall) -> str:
-        box = self.sandbox
-        a = call.args
-        if call.tool == "bash":
-            res = box.exec(a["command"], timeout=a.get("timeout", 120))
-            head = "timed out (killed)" if res.timed_out else f"exit code: {res.exit_code}"
-            parts = [head + (" (output truncated)" if res.truncated else "")]
-            if res.stdout:
-                parts.append(f"stdout:\n{res.stdout}")
-            if res.stderr:
-                parts.append(f"stderr:\n{res.stderr}")
-            return "\n".join(parts)
-        if call.tool == "write_file":
-            try:
-                box.write_file(a["path"], a["content"])
-            except SandboxPathError:
-                raise
-            except OSError as exc:  # a parent that is a file, a full workspace
-                raise ToolError(f"write_file: cannot write {a['path']!r}: {exc.strerror}") from None
-            return f"wrote {len(a['content'].encode())} bytes to {a['path']}"
-        if call.tool in ("edit_file", "read_file"):
-            try:
-                text = box.read_file(a["path"]).decode("utf-8", errors="replace")
-            except FileNotFoundError:
-                raise ToolError(f"{call.tool}: no such file: {a['path']!r}") from None
-            except IsADirectoryError:
-                raise ToolError(f"{call.tool}: {a['path']!r} is a directory") from None
-            except SandboxPathError:
-                raise
-            except OSError as exc:
-                raise ToolError(f"{call.tool}: cannot read {a['path']!r}: {exc.strerror}") from None
-            if call.tool == "read_file":
-                lines = text.splitlines(keepends=True)
-                start = a.get("start_line", 1)
-                end = a.get("end_line", len(lines))
-                return "".join(lines[start - 1 : end]) or "(empty)"
-            count = text.count(a["old"])
-            if count != 1 or not a["old"]:
-                raise ToolError(
-                    f"edit_file: `old` must match exactly once in {a['path']}, found {count} matches"
-                )
-            box.write_file(a["path"], text.replace(a["old"], a["new"], 1))
-            return f"edited {a['path']}"
-        if call.tool == "list_files":
-            return "\n".join(box.list_files()) or "(no files)"
-        if call.tool == "submit":
-            return "submitted for grading"
-        raise ToolError(f"unknown tool {call.tool!r}")
+    async def astep(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """:meth:`step` on the shared bounded thread pool; one call at a time per env."""
+        return await self._offload.run(self.step, action)
+
+    def _run_call(self, call: ToolCall) -> tuple[str, str | None]:
+        """One call's observation and error (None when it ran cleanly)."""
+        try:
+            return run_tool(self.sandbox, call), None
+        except ToolError as exc:
+            return f"error: {exc}", str(exc)
+        except SandboxPathError as exc:  # the agent's bad path, not a failure of the sandbox
+            where = call.args.get("path", "")
+            return (
+                f"error: {call.tool}: bad path {where!r}: {exc}",
+                f"bad path {where!r}: {exc}",
+            )
+        except SandboxError as exc:
+            return f"error: the sandbox failed: {exc}", f"sandbox: {exc}"
+
+    def _record_messages(
+        self, reply: Reply, outs: list[tuple[ToolCall | None, str, str, str | None, float]]
+    ) -> None:
+        """One assistant message as the model produced it, then one message per call."""
+        message = copy.deepcopy(reply.message)
+        if reply.kind == "invalid":
+            self._messages += [message, {"role": "user", "content": outs[0][2]}]
+            return
+        for tc, (_, call_id, *_rest) in zip(message.get("tool_calls") or [], outs, strict=False):
+            if isinstance(tc, dict) and not tc.get("id"):
+                tc["id"] = call_id
+        self._messages.append(message)
+        for call, call_id, out, *_ in outs:
+            msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": out}
+            if reply.kind == "text" and call is not None:
+                msg["name"] = call.tool
+            self._messages.append(msg)
 
     def workspace_solution(self) -> list[SourceFile]:
         """The workspace's text files minus unchanged visible files, sources first."""
@@ -383,14 +465,23 @@ class CudaEnv(gym.Env[str, str]):
         sandbox = self._grading_sandbox
         # the agent's sandbox may have network (CLI agents reach their model server); grading never
         options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
-        return grade(
-            self.problem,
-            files,
-            mode=self.mode,  # type: ignore[arg-type]
-            sandbox=sandbox,
-            sandbox_options=None if callable(sandbox) else options,
-            **self.grade_options,
-        )
+        try:
+            return grade(
+                self.problem,
+                files,
+                mode=self.mode,  # type: ignore[arg-type]
+                sandbox=sandbox,
+                sandbox_options=None if callable(sandbox) else options,
+                **self.grade_options,
+            )
+        except Exception as exc:  # the grading machinery, never the agent: mask, don't score
+            return Verdict(
+                task_id=self.problem.task_id,
+                mode=self.mode,
+                passed=None,
+                failure="infrastructure",
+                reason=f"grading raised {type(exc).__name__}: {exc}",
+            )
 
     def render(self) -> str | None:  # type: ignore[override]
         if self.render_mode != "ansi" or self.trajectory is None:
