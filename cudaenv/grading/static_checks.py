@@ -345,11 +345,14 @@ def analyse(
     for f in files:
         suffix = PurePosixPath(f.path).suffix.lower()
         if suffix in CPP_SUFFIXES:
-            tokens = _cpp_tokens(f.content)
+            from cudaenv.grading.static_cpp import splice
+
+            text = splice(f.content)  # translation phase 2 first: `get\⏎env` is getenv
+            tokens = _cpp_tokens(text)
             found |= {r for r in wanted if _cpp_has_ref(tokens, r)}
             if forbid:
-                report.violations += _cpp_violations(f.path, tokens, f.content)
-            report.violations += _cpp_forbidden(f.path, tokens, f.content, banned)
+                report.violations += _cpp_violations(f.path, tokens, text)
+            report.violations += _cpp_forbidden(f.path, tokens, text, banned)
         elif suffix in PY_SUFFIXES:
             refs_found, violations = analyse_python(
                 f.path, f.content, wanted, forbid=forbid, banned=banned, text_rules=FORBIDDEN_TEXT

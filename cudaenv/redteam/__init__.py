@@ -10,6 +10,7 @@ from __future__ import annotations
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
 from cudaenv.redteam.catalog_tamper import FORGE_EXPLOITS, GRADED_EXPLOITS, SKIP_EXPLOITS
+from cudaenv.redteam.catalog_toolchain import TOOLCHAIN_EXPLOITS
 from cudaenv.redteam.model import RESET, Exploit, ExploitContext, RedteamResult
 from cudaenv.redteam.runner import run_exploit
 
@@ -32,6 +33,7 @@ EXPLOITS: list[Exploit] = [
     *EXHAUST_EXPLOITS,
     *SPEED_EXPLOITS,
     *LIBRARY_EXPLOITS,
+    *TOOLCHAIN_EXPLOITS,
 ]
 
 

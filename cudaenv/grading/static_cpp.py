@@ -1,0 +1,359 @@
+"""Checks on what the compiler sees: the preprocessed translation unit and the host object.
+
+Why (root causes "the checks read the source as text" and "library rules match spellings"):
+the preprocessor joins ``get\\⏎env`` and ``#inc\\⏎lude`` after a text check has looked, an asm
+label or ``#pragma redefine_extname`` binds a harmless name to ``getenv``, and
+``#include <cuda/../cub/cub.cuh>`` + ``namespace lib = cub;`` reaches CUB under no spelling the
+text rules know. So, after the build and before any test, the grader compiles the SOLUTION's
+own sources once more, in the grading sandbox, with the build command's compiler and flags
+(``-c``, keeping the preprocessed TUs: nvcc's host and device ``.ii``, g++'s ``.ii``), and:
+
+- runs the token checks of :mod:`cudaenv.grading.static_checks` on the solution's own lines of
+  every preprocessed TU (macros expanded, lines spliced, ``#if __CUDA_ARCH__`` resolved both
+  ways); asm labels on declarations and ``redefine_extname`` pragmas fail;
+- takes the headers from the TU's line markers (where the compiler resolved each include,
+  the same list ``-M`` prints): one under a forbidden library's directory fails, however it
+  was spelled; a namespace alias of a forbidden namespace fails;
+- checks the host object's symbols (:mod:`cudaenv.grading.symbols`).
+
+Results are cached by content (the same solution, flags and toolchain give the same answer),
+so a warm grading pays nothing. :func:`splice` (translation phase 2) also runs before the
+plain text checks of ``analyse``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+import secrets
+import shlex
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from cudaenv.grading.cache_files import write_atomic
+from cudaenv.grading.stages import StageInfrastructureFault
+from cudaenv.grading.symbols import ObjectReport, header_allowances, object_violations
+from cudaenv.grading.verdict import StageResult
+from cudaenv.problems.model import SourceFile
+
+# translation phase 2 (GCC also accepts blanks before the newline); ??/ is the trigraph of \
+_SPLICE = re.compile(r"(?:\\|\?\?/)[ \t]*\r?\n")
+_COMPILERS = {"nvcc", "g++", "gcc", "c++", "cc", "clang++", "clang"}
+_SOURCES = {".cu", ".c", ".cc", ".cpp", ".cxx"}
+_HEADERS = {".cuh", ".h", ".hpp", ".hh", ".inl"}
+_VALUE_FLAGS = {"-o", "-L", "-l", "-MF", "-MT", "-MQ", "--output-file", "-odir"}
+_KEEP_VALUE_FLAGS = {"-I", "-D", "-U", "-isystem", "-include", "-arch", "-gencode", "-std"}
+_KEEP_VALUE_FLAGS |= {"-x", "-Xcompiler", "-ccbin", "--gpu-architecture", "-code", "-iquote"}
+_DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
+_REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
+_ASM = {"asm", "__asm__", "__asm"}
+_NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
+_CALL_RELOCS = {"R_X86_64_PLT32", "R_X86_64_PLT64", "R_AARCH64_CALL26", "R_AARCH64_JUMP26"}
+VERSION = "1"  # bump when a rule changes: cached answers of older rules are not reused
+
+
+def splice(text: str) -> str:
+    """Join backslash-newlines exactly as translation phase 2 does (``get\\⏎env`` is getenv)."""
+    return _SPLICE.sub("", text)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to compile one solution source as the build does."""
+
+    compiler: str
+    flags: tuple[str, ...]
+
+
+def plan(build_command: str | None) -> Plan | None:
+    """The build command's compiler and flags (sources, outputs and link flags dropped); a
+    build that does not start with a known compiler (make, a script) gets plain ``nvcc``."""
+    if not build_command:
+        return None
+    try:
+        words = shlex.split(re.split(r"&&|;|\|\|", build_command)[0])
+    except ValueError:
+        words = []
+    if not words or PurePosixPath(words[0]).name not in _COMPILERS:
+        return Plan("nvcc", ("-I", "include", "-I", "."))
+    flags: list[str] = []
+    it = iter(words[1:])
+    for w in it:
+        if w in _VALUE_FLAGS:
+            next(it, None)
+        elif w in _KEEP_VALUE_FLAGS:
+            flags += [w, next(it, "")]
+        elif (w.startswith("-") and not w.startswith(_DROP)) or w.startswith(
+            ("-I", "-D", "-U", "-std")
+        ):
+            flags.append(w)
+    return Plan(PurePosixPath(words[0]).name, tuple(flags))
+
+
+_FILTER = r"""
+BEGIN { n = split(ENVIRON["CUDAENV_OWN"], a, "\n"); for (i = 1; i <= n; i++) own[a[i]] = 1;
+        pwd = ENVIRON["PWD"] "/" }
+/^# [0-9]+ "/ { f = $0; sub(/^# [0-9]+ "/, "", f); sub(/"[^"]*$/, "", f);
+  if (index(f, pwd) == 1) f = substr(f, length(pwd) + 1);
+  sub(/^\.\//, "", f); if (!(f in seen)) { seen[f] = 1; print "@@H " f }
+  cur = (f in own); next }
+cur { print }
+"""
+_NM = (
+    r"""awk '$1=="U"||$1=="w"||$1=="v" {print; next} """
+    r"""NF==3 && ($3 !~ /^_Z/ || $3 ~ /__sti__|^_GLOBAL__sub_I_/) {print; next} """
+    r"""NF==3 && $3 ~ /(3cub|6thrust|7cutlass|4cute)/ && n++ < 20 {print}'"""
+)
+
+
+def _script(p: Plan, sources: list[tuple[str, bool]], report: str) -> str:
+    """One shell run: compile each source to an object, keep its preprocessed TUs, print the
+    solution's own lines, the headers, the symbols and the initialisers into ``report``."""
+    nvcc = p.compiler == "nvcc"
+    flags = " ".join(shlex.quote(f) for f in p.flags)
+    lines = [
+        "set -u",
+        'W=$(pwd); D=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-tc.XXXXXX") || exit 97',
+        "trap 'rm -rf \"$D\"' EXIT",
+        f'R={shlex.quote(report)}; : > "$R"',
+        f"F={shlex.quote(_FILTER)}",
+        "i=0",
+    ]
+    for src, header in sources:
+        lang = ("-x cu " if nvcc else "-x c++ ") if header else ""
+        keep = '-keep -keep-dir "$o"' if nvcc else "-save-temps=obj"
+        q = shlex.quote(src)
+        lines += [
+            'i=$((i+1)); o="$D/$i"; mkdir -p "$o"',
+            f'echo "@@SRC {src}" >> "$R"',
+            f'{shlex.quote(p.compiler)} {flags} {lang}-c {q} -o "$o/x.o" {keep} > "$o/log" 2>&1',
+            'rc=$?; echo "@@RC $rc" >> "$R"',
+            'if [ $rc -ne 0 ]; then tail -c 1500 "$o/log" >> "$R"; else',
+            '  for ii in "$o"/*.ii "$o"/*.i; do [ -f "$ii" ] || continue;'
+            ' echo "@@II ${ii##*/}" >> "$R"; awk "$F" "$ii" >> "$R"; done',
+            f'  echo "@@NM" >> "$R"; nm "$o/x.o" | {_NM} >> "$R"',
+            '  echo "@@SEC" >> "$R"; readelf -SW "$o/x.o" | grep -E "\\.(init_array|ctors|preinit_array)" >> "$R"',
+            "  for s in $(nm \"$o/x.o\" | awk '$3 ~ /^_GLOBAL__sub_I_|__static_initialization_and_destruction_/ {print $3}'); do",
+            '    echo "@@FN $s" >> "$R"; objdump -dr --no-show-raw-insn --disassemble="$s" "$o/x.o"'
+            " | grep -E 'R_[A-Z0-9_]+|call|jmp' >> \"$R\"",
+            "  done",
+            "fi",
+        ]
+    return "\n".join(lines) + "\nexit 0\n"
+
+
+@dataclass
+class _Unit:
+    path: str
+    rc: int = 0
+    log: str = ""
+    own: str = ""
+    headers: list[str] | None = None
+    obj: ObjectReport | None = None
+
+
+def _parse(text: str) -> list[_Unit]:
+    units: list[_Unit] = []
+    part = ""
+    for line in text.splitlines():
+        if line.startswith("@@SRC "):
+            units.append(_Unit(line[6:], headers=[], obj=ObjectReport()))
+            part = "log"
+            continue
+        if not units:
+            continue
+        u = units[-1]
+        assert u.headers is not None and u.obj is not None
+        if line.startswith("@@RC "):
+            u.rc = int(line[5:] or 1)
+        elif line.startswith("@@II "):
+            part = "own"
+        elif line.startswith("@@H "):
+            u.headers.append(line[4:])
+        elif line == "@@NM":
+            part = "nm"
+        elif line == "@@SEC":
+            part = "sec"
+        elif line.startswith("@@FN "):
+            part = line[5:]
+            u.obj.init_calls[part] = []
+        elif part == "log":
+            u.log += line + "\n"
+        elif part == "own":
+            u.own += line + "\n"
+        elif part == "nm":
+            u.obj.nm.append(line)
+        elif part == "sec":
+            u.obj.sections.append(line)
+        elif part in u.obj.init_calls:
+            if m := re.search(r"(R_[A-Z0-9_]+)\s+(\S+)", line):
+                if m.group(1) in _CALL_RELOCS:  # a call; other relocations are data addresses
+                    u.obj.init_calls[part].append(m.group(2))
+            elif m := re.search(r"\b(call|jmp|bl|b)\s.*(<[^>]+>)", line):
+                u.obj.init_calls[part].append(m.group(2))
+    return units
+
+
+def _library_header(header: str, banned: list[str]) -> str | None:
+    """The forbidden include entry (``<cub/``, ``<cublas``) a resolved header falls under."""
+    parts = PurePosixPath(posixpath.normpath(header)).parts
+    for entry in banned:
+        if not entry.startswith("<"):
+            continue
+        name = entry[1:]
+        if name.endswith("/") and name[:-1] in parts[:-1]:
+            return entry
+        if not name.endswith("/") and parts and parts[-1].startswith(name):
+            return entry
+    return None
+
+
+def _asm_labels(code: list[str]) -> bool:
+    """``T f(...) __asm__("sym")``: an asm keyword right after a declarator (``)``, ``]`` or a
+    name), not an asm statement (which follows ``;``, ``{``, ``}`` or ``asm volatile``)."""
+    for i, tok in enumerate(code[1:], 1):
+        prev = code[i - 1]
+        if tok in _ASM and (
+            prev in (")", "]") or (prev.isidentifier() and prev not in _NOT_DECLARATOR)
+        ):
+            return True
+    return False
+
+
+def unit_violations(path: str, own: str, headers: Iterable[str], banned: list[str]) -> list[str]:
+    """Violations in the solution's own lines of one preprocessed TU and in its headers."""
+    from cudaenv.grading import static_checks as sc
+
+    tokens = sc._cpp_tokens(own)
+    out = [f"{v} [preprocessed]" for v in sc._cpp_violations(path, tokens, own)]
+    out += [f"{v} [preprocessed]" for v in sc._cpp_forbidden(path, tokens, own, banned)]
+    if _asm_labels(tokens.code):
+        out.append(f"{path}: an asm label binds a declaration to another symbol")
+    if _REDEFINE.search(own):
+        out.append(f"{path}: #pragma redefine_extname binds a name to another symbol")
+    namespaces = {e[:-2] for e in banned if e.endswith("::")}
+    code = tokens.code
+    for i in range(len(code) - 3):
+        if code[i] == "namespace" and code[i + 2] == "=":
+            target = code[i + 4] if code[i + 3] == "::" and i + 4 < len(code) else code[i + 3]
+            if target in namespaces:
+                out.append(f"{path}: namespace alias of {target}::, which this problem forbids")
+    for header in {posixpath.normpath(h) for h in headers}:
+        if (entry := _library_header(header, banned)) is not None:
+            out.append(f"{path}: includes {header!r} ({entry}...), which this problem forbids")
+    return out
+
+
+def _key(p: Plan, files: list[SourceFile], banned: list[str], toolchain: str) -> str:
+    blob = json.dumps(
+        [
+            VERSION,
+            p.compiler,
+            p.flags,
+            banned,
+            toolchain,
+            sorted((f.path, f.content) for f in files),
+        ]
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _cache_path(key: str) -> Any:
+    from cudaenv.toolkit import cache_dir
+
+    d = cache_dir() / "toolchain-checks"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key}.json"
+
+
+def check(
+    box: Any,
+    build_command: str | None,
+    solution: list[SourceFile],
+    all_files: list[SourceFile],
+    env: Mapping[str, str],
+    forbidden: Iterable[str],
+    *,
+    timeout: float,
+) -> tuple[StageResult, list[str]] | None:
+    """Compile the solution's C/C++ sources in ``box`` (files already written) and check what
+    the compiler saw; None when nothing applies (no C/C++ solution source, no build)."""
+    from cudaenv.grading.static_checks import _expand
+
+    p = plan(build_command)
+    own = [f for f in solution if PurePosixPath(f.path).suffix.lower() in _SOURCES | _HEADERS]
+    if p is None or not own:
+        return None
+    forbidden = list(forbidden)
+    banned, libraries = _expand(forbidden), "libraries" in forbidden
+    srcs = [(f.path, False) for f in own if PurePosixPath(f.path).suffix.lower() in _SOURCES]
+    units = srcs or [(f.path, True) for f in own]
+    key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""))
+    cached = _cache_path(key)
+    if cached.exists():
+        data = json.loads(cached.read_text())
+        stage = StageResult(**{**data["stage"], "cached": True})
+        return stage, list(data["violations"])
+    started = time.perf_counter()
+    report = f".cudaenv-toolchain-{secrets.token_hex(6)}.txt"
+    names = "\n".join(posixpath.normpath(f.path) for f in own)
+    res = box.exec(_script(p, units, report), timeout=timeout, env={**env, "CUDAENV_OWN": names})
+    try:
+        text = box.read_file(report).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    box.exec(f"rm -f {shlex.quote(report)}", timeout=30, env=dict(env))
+    seconds = round(time.perf_counter() - started, 4)
+    if res.timed_out or res.exit_code != 0 or "@@SRC " not in text:
+        # the solution's own build passed, so a check that could not run is the machinery's fault
+        why = "timed out" if res.timed_out else f"exit code {res.exit_code}"
+        raise StageInfrastructureFault(f"toolchain check failed ({why}): {res.stderr[-300:]}")
+    violations: list[str] = []
+    for u in _parse(text):
+        if u.rc != 0:
+            if not any(u.path == s for s, h in units if not h):
+                continue  # a header that needs its includer's context: its lines are checked there
+            violations.append(f"{u.path}: does not compile on its own with the build's flags")
+            continue
+        violations += unit_violations(u.path, u.own, u.headers or [], banned)
+        if u.obj is not None:
+            allowed = header_allowances(u.headers or [])
+            violations += object_violations(u.path, u.obj, libraries=libraries, allowed=allowed)
+    violations = sorted(set(violations))
+    stage = StageResult(
+        status="failed" if violations else "ok",
+        seconds=seconds,
+        output_tail="\n".join(violations)[-4000:],
+        reason="forbidden constructs in what the compiler sees" if violations else None,
+    )
+    write_atomic(cached, json.dumps({"stage": stage.model_dump(), "violations": violations}))
+    return stage, violations
+
+
+def apply(
+    verdict: Any,
+    box: Any,
+    problem: Any,
+    files: Any,
+    env: Mapping[str, str],
+    forbidden: Iterable[str],
+    timeout: float,
+) -> str | None:
+    """Run :func:`check` for the grader: record the ``toolchain`` stage and any suspected hack;
+    the failure reason, or None to go on."""
+    result = check(
+        box, problem.build_command, files.solution, files.all, env, forbidden, timeout=timeout
+    )
+    if result is None:
+        return None
+    stage, violations = result
+    verdict.stages["toolchain"] = stage
+    if violations:
+        verdict.suspected_hack.extend(v for v in violations if v not in verdict.suspected_hack)
+        return f"forbidden construct: {violations[0]}"
+    return None

@@ -1,0 +1,158 @@
+"""Checks on what the compiler sees (cudaenv.grading.static_cpp), with the real g++ and nvcc.
+
+Each test names the rule it proves: removing that rule makes it fail.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from cudaenv.grading.static_checks import analyse
+from cudaenv.grading.static_cpp import Plan, check, plan, splice
+from cudaenv.problems.model import SourceFile
+from cudaenv.sandbox.local import LocalSandbox
+
+GXX = "g++ -O1 -I include -o test.out solution.cpp test/*.cpp"
+NVCC = "nvcc -I include -O2 -o test.out solution.cu test/*.cu"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def run_check(
+    build: str, files: dict[str, str], forbidden: list[str] | None = None
+) -> tuple[str, list[str], bool]:
+    """Write ``files`` into a real sandbox and run the toolchain check on those named solution*."""
+    sources = [SourceFile(path=p, content=c) for p, c in files.items()]
+    solution = [f for f in sources if f.path.startswith("solution")]
+    with LocalSandbox(isolation="rlimits") as box:
+        for f in sources:
+            box.write_file(f.path, f.content)
+        result = check(
+            box, build, solution, sources, box.toolchain_env(), forbidden or [], timeout=120
+        )
+        left = box.list_files()
+    assert result is not None
+    stage, violations = result
+    assert not [p for p in left if p.startswith(".cudaenv-toolchain")]  # report removed
+    return stage.status, violations, stage.cached
+
+
+def test_splice_is_translation_phase_two() -> None:
+    assert splice("get\\\nenv") == "getenv"
+    assert splice("get\\  \r\nenv") == "getenv"  # GCC: blanks before the newline still splice
+    assert splice("#inc??/\nlude") == "#include"
+    assert splice('"a\\\\"\n') == '"a\\\\"\n'  # an escaped backslash at a line end is no splice
+
+
+def test_text_checks_see_spliced_identifiers_and_directives() -> None:
+    src = 'const char* t = get\\\nenv("X");\n#inc\\\nlude <cub/cub.cuh>\n'
+    report = analyse([SourceFile(path="solution.cu", content=src)], None, forbidden=["libraries"])
+    assert any("'getenv'" in v for v in report.violations)
+    assert any("<cub/" in v for v in report.violations)
+
+
+def test_plan_takes_the_builds_compiler_and_flags() -> None:
+    got = plan("nvcc -I include -O2 -arch sm_80 -o test.out solution.cu test/*.cu -lcublas")
+    assert got == Plan("nvcc", ("-I", "include", "-O2", "-arch", "sm_80"))
+    assert plan("make all") == Plan("nvcc", ("-I", "include", "-I", "."))
+    assert plan(None) is None
+
+
+def test_preprocessed_tokens_see_through_macros() -> None:
+    # `NS(thrust)::f` never spells `thrust::` in the text; the expanded TU does
+    src = (
+        '#include "lib.h"\n#define NS(x) x\nint add(int a, int b) { return NS(thrust)::f(a, b); }\n'
+    )
+    files = {
+        "solution.cpp": src,
+        "include/lib.h": "namespace thrust { int f(int a, int b); }\n",
+    }
+    text = analyse([SourceFile(path="solution.cpp", content=src)], None, forbidden=["thrust::"])
+    assert text.violations == []
+    status, violations, _ = run_check(GXX, files, ["thrust::"])
+    assert status == "failed"
+    assert any("uses thrust::" in v and "[preprocessed]" in v for v in violations)
+
+
+def test_asm_label_fails() -> None:
+    src = 'extern "C" char* lookup(const char*) __asm__("getenv");\nint add(int a, int b) { return a + b; }\n'
+    _, violations, _ = run_check(GXX, {"solution.cpp": src})
+    assert any("asm label" in v for v in violations)
+
+
+def test_an_asm_statement_is_not_a_label() -> None:
+    src = 'int add(int a, int b) { asm volatile("" ::: "memory"); asm("nop"); return a + b; }\n'
+    status, violations, _ = run_check(GXX, {"solution.cpp": src})
+    assert (status, violations) == ("ok", [])
+
+
+def test_redefine_extname_pragma_fails() -> None:
+    src = (
+        '_Pragma("redefine_extname lookup getenv")\n'
+        'extern "C" char* lookup(const char*);\nint add(int a, int b) { return a + b; }\n'
+    )
+    _, violations, _ = run_check(GXX, {"solution.cpp": src})
+    assert any("redefine_extname" in v for v in violations)
+
+
+def test_namespace_alias_of_a_forbidden_namespace_fails() -> None:
+    src = "namespace thrust { int f(); }\nnamespace th = ::thrust;\nint add(int a, int b) { return a + b; }\n"
+    _, violations, _ = run_check(GXX, {"solution.cpp": src}, ["thrust::"])
+    assert any("namespace alias of thrust::" in v for v in violations)
+
+
+def test_headers_are_judged_where_the_compiler_resolved_them() -> None:
+    # `<sub/../mylib/x.h>` does not start with `mylib/`, but the compiler opens include/mylib/x.h
+    files = {
+        "solution.cpp": "#include <sub/../mylib/x.h>\nint add(int a, int b) { return a + b; }\n",
+        "include/sub/keep.h": "",
+        "include/mylib/x.h": "inline int helper() { return 1; }\n",
+    }
+    text = analyse(
+        [SourceFile(path="solution.cpp", content=files["solution.cpp"])],
+        None,
+        forbidden=["<mylib/"],
+    )
+    assert text.violations == []
+    _, violations, _ = run_check(GXX, files, ["<mylib/"])
+    assert any("include/mylib/x.h" in v and "<mylib/" in v for v in violations)
+
+
+def test_an_honest_solution_passes_and_the_answer_is_cached() -> None:
+    files = {
+        "solution.cpp": '#include "add.h"\n#include <iostream>\nint add(int a, int b) { return a + b; }\n',
+        "include/add.h": "int add(int a, int b);\n",
+    }
+    assert run_check(GXX, files) == ("ok", [], False)
+    assert run_check(GXX, files) == ("ok", [], True)
+
+
+def test_a_source_that_only_builds_with_the_harness_fails() -> None:
+    # the check compiles the solution on its own; code the build's flags cannot compile is refused
+    _, violations, _ = run_check(GXX, {"solution.cpp": "int add(int a, int b) { return a + ; }\n"})
+    assert any("does not compile on its own" in v for v in violations)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_nvcc_host_side_of_a_cu_is_checked() -> None:
+    # nvcc -E shows only the device pass; the kept host TU shows what #ifndef __CUDA_ARCH__ hides
+    src = (
+        "#include <cstdlib>\n__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n"
+        "#ifndef __CUDA_ARCH__\n#define NS(x) x\n"
+        'const char* peek() { return NS(get)##env("X"); }\n#endif\n'
+    ).replace("NS(get)##env", "NS(getenv)")
+    _, violations, _ = run_check(NVCC, {"solution.cu": src})
+    assert any("'getenv'" in v and "[preprocessed]" in v for v in violations)
+    assert any("references 'getenv'" in v for v in violations)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_nvcc_header_reached_through_dotdot_is_a_library() -> None:
+    src = "#include <cuda/../cub/version.cuh>\n__global__ void k(float* x) { x[0] = 1.f; }\n"
+    _, violations, _ = run_check(NVCC, {"solution.cu": src}, ["libraries"])
+    assert any("cub/version.cuh" in v and "<cub/" in v for v in violations)

@@ -1,0 +1,100 @@
+"""The object-symbol rules (cudaenv.grading.symbols) on objects the real g++ / nvcc compiled.
+
+The spellings here all pass the text rules; only the object shows what they do. Each test
+fails if its rule is removed.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from cudaenv.grading.static_checks import analyse
+from cudaenv.grading.symbols import header_allowances
+from cudaenv.problems.model import SourceFile
+from tests.grading.test_static_cpp import (
+    GXX,
+    NVCC,
+    _own_cache,  # noqa: F401  (its autouse fixture)
+    run_check,
+)
+
+
+def _text_clean(src: str, forbidden: list[str] | None = None) -> bool:
+    files = [SourceFile(path="solution.cpp", content=src)]
+    return analyse(files, None, forbidden=forbidden or []).violations == []
+
+
+def test_undefined_reference_to_a_forbidden_function_fails() -> None:
+    # a C++ declaration `run` bound to `system` by an asm label: the object says `U system`
+    src = (
+        'int run(const char*) asm("system");\nint add(int a, int b) { return run("x") + a + b; }\n'
+    )
+    assert _text_clean(src)
+    _, violations, _ = run_check(GXX, {"solution.cpp": src})
+    assert any("references 'system' (process spawn)" in v for v in violations)
+
+
+def test_library_symbol_fails_when_libraries_are_forbidden() -> None:
+    src = (
+        'int make(void**) asm("cublasCreate_v2");\n'
+        "int add(int a, int b) { void* h; return make(&h) + a + b; }\n"
+    )
+    assert _text_clean(src, ["libraries"])
+    _, violations, _ = run_check(GXX, {"solution.cpp": src}, ["libraries"])
+    assert any("references 'cublasCreate_v2', a library" in v for v in violations)
+    _, allowed, _ = run_check(GXX, {"solution.cpp": src})  # a cuBLAS problem: fine
+    assert not any("a library" in v for v in allowed)
+
+
+def test_a_definition_shadowing_libc_fails() -> None:
+    src = (
+        "#include <cstddef>\n"
+        'extern "C" int memcmp(const void*, const void*, std::size_t) { return 0; }\n'
+        "int add(int a, int b) { return a + b; }\n"
+    )
+    assert _text_clean(src)
+    _, violations, _ = run_check(GXX, {"solution.cpp": src})
+    assert any("defines 'memcmp', shadowing" in v for v in violations)
+
+
+def test_a_static_object_with_a_constructor_fails() -> None:
+    src = (
+        '#include <cstdio>\nstruct Banner { Banner() { std::puts("hi"); } };\n'
+        "static Banner banner;\nint add(int a, int b) { return a + b; }\n"
+    )
+    assert _text_clean(src)
+    _, violations, _ = run_check(GXX, {"solution.cpp": src})
+    assert any("initialiser calls 'puts'" in v for v in violations)
+
+
+def test_a_constructor_attribute_the_text_rule_misses_fails() -> None:
+    # `__constructor__` is the same attribute as `constructor`; the regex only knows the latter
+    src = (
+        "static int g;\n__attribute__((__constructor__)) static void early() { g = 1; }\n"
+        "int add(int a, int b) { return a + b + g; }\n"
+    )
+    assert _text_clean(src)
+    _, violations, _ = run_check(GXX, {"solution.cpp": src})
+    assert any("did not generate" in v for v in violations)
+
+
+def test_iostream_static_init_is_the_toolchains_own() -> None:
+    src = "#include <iostream>\nint add(int a, int b) { return a + b; }\n"
+    assert run_check(GXX, {"solution.cpp": src})[:2] == ("ok", [])
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_nvcc_fatbinary_registration_is_allowed_a_static_object_is_not() -> None:
+    kernel = "#include <iostream>\n__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n"
+    kernel += "void launch(float* d) { k<<<1, 32>>>(d); }\n"
+    assert run_check(NVCC, {"solution.cu": kernel})[:2] == ("ok", [])
+    ctor = kernel + "struct S { S() { cudaFree(0); } };\nstatic S s;\n"
+    _, violations, _ = run_check(NVCC, {"solution.cu": ctor})
+    assert any("initialiser calls 'cudaFree'" in v for v in violations)
+
+
+def test_nvtx_headers_bring_their_own_loader() -> None:
+    assert "getenv" in header_allowances(["/usr/local/cuda/include/nvtx3/nvToolsExt.h"])
+    assert header_allowances(["/usr/include/stdio.h"]) == frozenset()
