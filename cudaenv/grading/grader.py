@@ -36,8 +36,8 @@ from cudaenv.grading.stages import (
     uses_completion_token,
 )
 from cudaenv.grading.static_checks import analyse
-from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
 from cudaenv.grading.static_cpp import apply as toolchain_check
+from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
 from cudaenv.grading.verdict import StageResult, Timing, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
 from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming, SourceFile
@@ -271,6 +271,9 @@ class _Grading:
         v.compiled = build.status in ("ok", "skipped")
         if not v.compiled:
             return self.fail(f"build {build.status}: {build.reason}")
+        # what the compiler sees (spliced, preprocessed, the object's symbols): static_cpp
+        if why := toolchain_check(v, box, p, self.files, self.env(box), forbidden, self.timeout):
+            return self.fail(why)
 
         if p.needs_gpu and self.gpu is None:
             v.stages["test"] = StageResult(status="skipped", reason="no GPU")
@@ -286,9 +289,6 @@ class _Grading:
         if test.status != "ok":
             return self.fail(f"test {test.status}: {test.reason}")
         v.passed = True
-        # what the compiler sees (spliced, preprocessed, the object's symbols): static_cpp
-        if why := toolchain_check(v, box, p, self.files, self.env(box), forbidden, self.timeout):
-            return self.fail(why)
         v.reason = "passed"
 
         if self.sanitizer:
