@@ -4,6 +4,13 @@ Tests point the real ``openai`` SDK at it: stdlib ``http.server`` on 127.0.0.1, 
 port, a background thread. It plays back a fixed script of replies (tool calls or text), one
 per request, records every request body, and can be told to fail the first N requests with a
 500, a 429 or a garbage body.
+
+Like vLLM, it returns token data only when asked: ``"return_token_ids": true`` adds
+``prompt_token_ids`` (on the response, or on the choice with ``prompt_ids_on="choice"`` as
+SGLang does) and the choice's ``token_ids``; ``"logprobs": true`` adds
+``logprobs.content[*]``. Its "tokenizer" is fake but deterministic: one prompt id per message
+(a CRC of its JSON), one completion id per character of the reply. A scripted reply with
+``reasoning`` carries it as ``message.reasoning_content``.
 """
 
 from __future__ import annotations
@@ -12,7 +19,8 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -35,12 +43,32 @@ def text(content: str) -> dict[str, Any]:
     return {"content": content}
 
 
+def with_reasoning(reply: dict[str, Any], reasoning: str) -> dict[str, Any]:
+    """A scripted reply that also carries reasoning content."""
+    return {**reply, "reasoning": reasoning}
+
+
+def prompt_ids(messages: list[dict[str, Any]]) -> list[int]:
+    """The fake tokenizer's prompt ids: one per message, so prefixes map to prefixes."""
+    return [zlib.crc32(json.dumps(m, sort_keys=True).encode()) % 50_000 for m in messages]
+
+
+def _completion_text(message: dict[str, Any]) -> str:
+    calls = "".join(c["function"]["arguments"] for c in message.get("tool_calls", []))
+    return (message.get("content") or "") + calls
+
+
 def completion(
-    reply: dict[str, Any], model: str, usage: tuple[int, int] = (100, 20)
+    reply: dict[str, Any],
+    model: str,
+    usage: tuple[int, int] = (100, 20),
+    request: dict[str, Any] | None = None,
+    prompt_ids_on: str = "response",
+    ids: Iterator[int] = _ids,
 ) -> dict[str, Any]:
     calls = [
         {
-            "id": f"call_{next(_ids)}",
+            "id": f"call_{next(ids)}",
             "type": "function",
             "function": {"name": name, "arguments": arguments},
         }
@@ -49,8 +77,32 @@ def completion(
     message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
     if calls:
         message["tool_calls"] = calls
+    if reply.get("reasoning") is not None:
+        message["reasoning_content"] = reply["reasoning"]
+    body = _payload(message, model, usage, next(ids))
+    request = request or {}
+    choice = body["choices"][0]
+    completion_text = _completion_text(message)
+    if request.get("logprobs"):
+        choice["logprobs"] = {
+            "content": [
+                {"token": ch, "logprob": -0.01 * (i + 1), "bytes": None, "top_logprobs": []}
+                for i, ch in enumerate(completion_text)
+            ]
+        }
+    if request.get("return_token_ids"):
+        ids = prompt_ids(request.get("messages", []))
+        (choice if prompt_ids_on == "choice" else body)["prompt_token_ids"] = ids
+        choice["token_ids"] = [ord(ch) for ch in completion_text]
+        choice["stop_reason"] = None
+        body["kv_transfer_params"] = {"scripted": True}
+    return body
+
+
+def _payload(message: dict[str, Any], model: str, usage: tuple[int, int], n: int) -> dict[str, Any]:
+    calls = message.get("tool_calls")
     return {
-        "id": f"chatcmpl-{next(_ids)}",
+        "id": f"chatcmpl-{n}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
@@ -78,6 +130,9 @@ class ScriptedServer:
         fail_first: how many requests fail before the script starts.
         failure: "500", "429" or "garbage" (a 200 with a body that is not JSON).
         usage: (prompt_tokens, completion_tokens) reported per reply.
+        prompt_ids_on: "response" (vLLM) or "choice" (SGLang): where ``prompt_token_ids`` go.
+
+    ``requests`` holds every request body received, ``responses`` every completion sent.
     """
 
     def __init__(
@@ -88,8 +143,12 @@ class ScriptedServer:
         failure: str = "500",
         default: dict[str, Any] | None = None,
         usage: tuple[int, int] = (100, 20),
+        prompt_ids_on: str = "response",
     ) -> None:
         self.script = list(script)
+        self.prompt_ids_on = prompt_ids_on
+        self.responses: list[dict[str, Any]] = []
+        self._ids = itertools.count()  # per server: the same script gives the same ids
         self.fail_first = fail_first
         self.failure = failure
         self.default = default
@@ -123,7 +182,16 @@ class ScriptedServer:
                 self._pos += 1
             else:
                 reply = self.default or (self.script[-1] if self.script else text("done"))
-        payload = completion(reply, str(body.get("model", "scripted")), self.usage)
+        payload = completion(
+            reply,
+            str(body.get("model", "scripted")),
+            self.usage,
+            body,
+            self.prompt_ids_on,
+            self._ids,
+        )
+        with self._lock:
+            self.responses.append(payload)
         return 200, json.dumps(payload).encode(), "application/json"
 
     def start(self) -> ScriptedServer:
