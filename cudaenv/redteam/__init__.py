@@ -8,6 +8,7 @@ what each class covers; the defenses name, in comments, the class they stop.
 from __future__ import annotations
 
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
+from cudaenv.redteam.catalog_python import PYTHON_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
 from cudaenv.redteam.catalog_tamper import FORGE_EXPLOITS, GRADED_EXPLOITS, SKIP_EXPLOITS
 from cudaenv.redteam.catalog_toolchain import TOOLCHAIN_EXPLOITS
@@ -34,6 +35,7 @@ EXPLOITS: list[Exploit] = [
     *SPEED_EXPLOITS,
     *LIBRARY_EXPLOITS,
     *TOOLCHAIN_EXPLOITS,
+    *PYTHON_EXPLOITS,
 ]
 
 
