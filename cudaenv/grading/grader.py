@@ -23,6 +23,7 @@ from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
 from cudaenv.grading.faults import guarded
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
+from cudaenv.grading.pristine import Snapshot, settle
 from cudaenv.grading.stages import (
     DEFAULT_TIMEOUT_S,
     MIN_BUILD_TIMEOUT_S,
@@ -191,7 +192,8 @@ class _Grading:
         self.timeout = timeout
         self.check_references = check_references
         self.gpu = gpu_info()
-        self.token = new_token() if uses_completion_token(problem) else None
+        self.uses_token = uses_completion_token(problem)
+        self.snapshot: Snapshot | None = None  # the workspace as the build left it
         self.verdict = Verdict(
             task_id=problem.task_id,
             mode=mode,
@@ -214,11 +216,24 @@ class _Grading:
     def env(self, box: Sandbox) -> dict[str, str]:
         return _base_env(self.problem, self.gpu is not None, box)
 
-    def test_env(self, box: Sandbox) -> dict[str, str]:
+    def run_token(self) -> str | None:
+        """A new completion secret for every run: one a run read cannot prove a later one."""
+        return new_token() if self.uses_token else None
+
+    def test_env(self, box: Sandbox, token: str | None = None) -> dict[str, str]:
         env = self.env(box)
-        if self.token:
-            env[TOKEN_ENV] = self.token
+        if token:
+            env[TOKEN_ENV] = token
         return env
+
+    def settle(self, box: Sandbox, after: str) -> bool:
+        """After each run of the solution's sandbox (see :mod:`cudaenv.grading.pristine`):
+        True, and the verdict failed, when it left processes alive or rewrote a file."""
+        found = settle(box, self.snapshot, after)
+        self.verdict.suspected_hack.extend(f for f in found if f not in self.verdict.suspected_hack)
+        if found:
+            self.fail(f"tampering: {found[0]}")
+        return bool(found)
 
     def run(self) -> Verdict:
         v = self.verdict
@@ -280,7 +295,10 @@ class _Grading:
             v.passed = None
             v.reason = "compiled; GPU stages skipped (no GPU)"
             return v
+        self.snapshot = Snapshot.take(box, {f.path for f in self.files.all})
         test = self.run_test(box)
+        if self.settle(box, "test run"):  # change_graded: a rewritten test.out, a leftover
+            return v
         if self.gpu is None and p.problem_type == "cuda_python":
             test = test.model_copy(
                 update={"reason": ((test.reason or "") + " [numba-cuda simulator]").strip()}
@@ -319,10 +337,15 @@ class _Grading:
         def once() -> StageResult:
             if p.reward_file:
                 clear_rewards(box, p.reward_file)
+            token = self.run_token()
             test, res = run_stage(
-                box, p.test_command, timeout=self.timeout, env=self.test_env(box), token=self.token
+                box,
+                p.test_command,
+                timeout=self.timeout,
+                env=self.test_env(box, token),
+                token=token,
             )
-            forged[:] = completion_forgeries(res.stdout, self.token) if self.token else []
+            forged[:] = completion_forgeries(res.stdout, token) if token else []
             return reward_stage(box, p.reward_file, test) if p.reward_file else test
 
         test = guarded(box, "test", p.test_command, self.test_env(box), once)
@@ -339,11 +362,13 @@ class _Grading:
         outputs: list[str] = []
         total = 0.0
         for tool in self.sanitizer:
-            box.kill_processes()  # escape: nothing the test run left behind runs on
             cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {self.problem.test_command}"
+            token = self.run_token()
             stage, _ = run_stage(
-                box, cmd, timeout=self.timeout * 10, env=self.test_env(box), token=self.token
+                box, cmd, timeout=self.timeout * 10, env=self.test_env(box, token), token=token
             )
+            if self.settle(box, f"sanitizer run ({tool})"):  # escape: nothing runs on
+                return
             total += stage.seconds
             outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
             if stage.status != "ok":
@@ -393,24 +418,31 @@ class _Grading:
         base: list[float] = []
         stage: StageResult | None = None
         with gpu_lease(None if self.gpu else "cpu"):
-            for _ in range(self.rounds):
-                # speed: a process left by an earlier run (the tests, a previous round) could
-                # load the GPU during the baseline's timed runs or tamper with the next one
-                box.kill_processes()
-                m = measure(box, p, env=self.test_env(box), timeout=self.timeout, token=self.token)
+            for n in range(self.rounds):
+                # the test run (or the last round) was settled: nothing of the solution is
+                # alive, the workspace is the build's (pristine); a fresh secret per run
+                token = self.run_token()
+                m = measure(
+                    box, p, env=self.test_env(box, token), timeout=self.timeout, token=token
+                )
                 stage = m.stage
                 v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
+                # speed: a process this round left could load the machine during the
+                # baseline's timed run; a rewritten file would be timed next round
+                if self.settle(box, f"benchmark round {n + 1}"):
+                    return
                 if m.ms is None:
                     break
                 sol.append(m.ms)
                 if base_box is not None:
                     base_box.kill_processes()
+                    token = self.run_token()
                     bm: Measurement = measure(
                         base_box,
                         p,
-                        env=self.test_env(base_box),
+                        env=self.test_env(base_box, token),
                         timeout=self.timeout,
-                        token=self.token,
+                        token=token,
                     )
                     if bm.ms is None:
                         base_box = None
@@ -430,9 +462,8 @@ class _Grading:
         v.solution_timing = summarise(sol, p.timing_mode.type)
         v.solution_ms = v.solution_timing.median_ms
         baseline: Timing | None = cached
-        if base:
+        if base:  # timed beside a solution: good for this verdict, never cached (provenance)
             baseline = summarise(base, p.timing_mode.type)
-            cache.put(key, baseline)
         if baseline is not None and baseline.median_ms and v.solution_ms:
             v.baseline_timing = baseline
             v.baseline_ms = baseline.median_ms

@@ -173,6 +173,13 @@ class Sandbox(ABC):
         nothing a solution started can outlive its stage (exploit class: a process left by
         the test run that slows the baseline's timed runs or tampers with the benchmark)."""
 
+    def stray_processes(self) -> list[int] | None:
+        """Host pids of processes earlier commands left running (none of the sandbox's own
+        machinery), or None where this backend cannot tell. The grader asks right after each
+        of a solution's runs: anything alive then is a suspected hack, killed before any timed
+        run starts (exploit class: a ``setsid`` busy loop that slows the baseline's rounds)."""
+        return None
+
     @abstractmethod
     def close(self) -> None:
         """Kill every process the sandbox started and remove its workspace."""

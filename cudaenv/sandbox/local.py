@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Literal
 
 from cudaenv.errors import IsolationUnavailableError, SandboxClosedError, SandboxError, SpecError
-from cudaenv.sandbox import _bwrap
+from cudaenv.sandbox import _bwrap, _strays
 from cudaenv.sandbox import _supervisor as sv
 from cudaenv.sandbox import _workspace as ws
 from cudaenv.sandbox._owners import Owner
@@ -221,6 +221,7 @@ class _Runtime:
     idle: deque[sv.Slot] = field(default_factory=deque)
     slots: list[sv.Slot] = field(default_factory=list)
     dead: bool = False
+    init_pid: int | None = None  # the supervisor's host pid (PID 1 of the namespace)
 
     def alive(self) -> bool:
         return not self.dead and self.proc.poll() is None
@@ -373,6 +374,22 @@ class LocalSandbox(Sandbox):
             self._check_open()
             _stop_runtime(self._state)
 
+    def stray_processes(self) -> list[int] | None:
+        """Host pids of what earlier commands left running (see Sandbox); members of the
+        sandbox's cgroup, else of its pid namespace, that are not its supervisor or slots."""
+        with self._lock:
+            self._check_open()
+            rt = self._state.runtime
+            if rt is None or not rt.alive() or rt.init_pid is None:
+                return []
+            if rt.cgroups is not None and rt.cgroups.dirs:
+                members = rt.cgroups.pids()
+            elif self._state.bubblewrap:
+                members = _strays.namespace_members(rt.init_pid)
+            else:
+                return None  # rlimits without cgroups: the marker can be dropped, so no count
+            return _strays.strays(members, [rt.init_pid, rt.proc.pid])
+
     def close(self) -> None:
         self._finalizer()
 
@@ -494,6 +511,7 @@ class LocalSandbox(Sandbox):
             limits_arg,
             str(root / "ctl"),
             self._state.counter,
+            init_pid=pid,
         )
         for _ in range(2):  # used in turn, so back-to-back commands never wait for a fork
             rt.idle.append(self._new_slot(rt))

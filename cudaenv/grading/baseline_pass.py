@@ -1,0 +1,94 @@
+"""A baseline-only timing pass: the one writer of the baseline cache.
+
+Why apart from ``grade``: a grade times the baseline interleaved with a solution, and whatever
+the solution left (a busy loop, a loaded GPU) would slow the baseline's rounds; cached, that
+inflated baseline would raise the speedup of every later sample of the problem on the machine.
+Here no solution runs: the problem's own baseline is built in a fresh sandbox and timed alone
+under the device lease, each round after a kill of what the last left, with a new completion
+secret per run; the entry records its :class:`~cudaenv.grading.baseline_cache.Provenance`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cudaenv.errors import GradingError
+from cudaenv.grading.baseline_cache import BaselineCache, Provenance, baseline_key
+from cudaenv.grading.build_cache import BuildCache
+from cudaenv.grading.grader import (
+    CLOCK_TIMINGS,
+    SandboxFactory,
+    _base_env,
+    _build_factory,
+    _factory,
+    _prepare,
+)
+from cudaenv.grading.lease import gpu_lease
+from cudaenv.grading.stages import DEFAULT_TIMEOUT_S, TOKEN_ENV, new_token, uses_completion_token
+from cudaenv.grading.timing import measure, summarise
+from cudaenv.grading.verdict import Timing
+from cudaenv.grading.workspace import assemble
+from cudaenv.problems.model import Problem
+from cudaenv.toolkit import cpu_identity, gpu_info
+
+
+def time_baseline(
+    problem: Problem,
+    *,
+    sandbox: str | SandboxFactory = "local",
+    sandbox_options: Mapping[str, Any] | None = None,
+    rounds: int = 5,
+    writer: str = "time_baseline",
+    cache: BaselineCache | None = None,
+) -> Timing:
+    """Time ``problem``'s baseline alone and store it in the baseline cache (with provenance).
+
+    Raises :class:`GradingError` when the problem has no baseline or benchmark, no device can
+    time it here, or the baseline fails to build or to run.
+    """
+    p = problem
+    if p.baseline_solution is None or not p.benchmark_command:
+        raise GradingError(f"{p.task_id}: no baseline_solution or benchmark_command to time")
+    gpu = gpu_info()
+    device = gpu
+    if device is None and p.cpu_only and isinstance(p.timing_mode, CLOCK_TIMINGS):
+        device = cpu_identity()
+    if device is None:
+        raise GradingError(f"{p.task_id}: no GPU here to time the baseline on")
+    timeout = p.timeout_seconds or DEFAULT_TIMEOUT_S
+    files = assemble(p, p.baseline_solution)
+    box = _factory(sandbox, sandbox_options)()
+    try:
+        env = _base_env(p, gpu is not None, box)
+        built = _prepare(
+            box, p, files.all, env, timeout, BuildCache(), _build_factory(sandbox, sandbox_options)
+        )
+        if built.status not in ("ok", "skipped"):
+            raise GradingError(f"{p.task_id}: the baseline failed to build: {built.reason}")
+        samples: list[float] = []
+        with gpu_lease(None if gpu else "cpu"):
+            for _ in range(max(1, rounds)):
+                box.kill_processes()
+                token = new_token() if uses_completion_token(p) else None
+                run_env = {**env, TOKEN_ENV: token} if token else env
+                m = measure(box, p, env=run_env, timeout=timeout, token=token)
+                if m.ms is None:
+                    raise GradingError(
+                        f"{p.task_id}: the baseline's benchmark {m.stage.status}: {m.stage.reason}"
+                    )
+                samples.append(m.ms)
+        timing = summarise(samples, p.timing_mode.type)
+        (cache or BaselineCache()).put(
+            baseline_key(p, device),
+            timing,
+            Provenance(
+                writer=writer,
+                rounds=len(samples),
+                device=f"{device.name}/{device.driver}",
+                sandbox=str(getattr(box, "isolation", "unknown")),
+            ),
+        )
+        return timing
+    finally:
+        box.close()
