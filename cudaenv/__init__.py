@@ -23,12 +23,16 @@ _LAZY: dict[str, str] = {
     "grade": "cudaenv.grading.grader",
     "rewards": "cudaenv.grading.rewards",
     "CudaEnv": "cudaenv.env.core",
+    "SuiteEnv": "cudaenv.env.suite",
+    "BatchedEnvs": "cudaenv.rollout.batched",
     "make": "cudaenv.env.registration",
+    "make_suite": "cudaenv.env.registration",
     "register_suite": "cudaenv.env.registration",
     "errors": "cudaenv.errors",
 }
 
 __all__ = [
+    "BatchedEnvs",
     "CudaEnv",
     "ExecResult",
     "Problem",
@@ -36,6 +40,7 @@ __all__ = [
     "Solution",
     "SourceFile",
     "Suite",
+    "SuiteEnv",
     "Verdict",
     "__version__",
     "errors",
@@ -43,6 +48,7 @@ __all__ = [
     "load_suite",
     "make",
     "make_sandbox",
+    "make_suite",
     "register_suite",
     "rewards",
 ]
@@ -77,12 +83,14 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from cudaenv import errors
     from cudaenv.env.core import CudaEnv
-    from cudaenv.env.registration import make, register_suite
+    from cudaenv.env.registration import make, make_suite, register_suite
+    from cudaenv.env.suite import SuiteEnv
     from cudaenv.grading import rewards
     from cudaenv.grading.grader import grade
     from cudaenv.grading.verdict import Verdict
     from cudaenv.problems.loader import load_suite
     from cudaenv.problems.model import Problem, Solution, SourceFile
     from cudaenv.problems.suite import Suite
+    from cudaenv.rollout.batched import BatchedEnvs
     from cudaenv.sandbox import make_sandbox
     from cudaenv.sandbox.base import ExecResult, Sandbox

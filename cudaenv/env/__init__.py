@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudaenv.env.registration import env_id, make, register_suite
+from cudaenv.env.registration import SUITE_ID, env_id, make, make_suite, register_suite
 
-__all__ = ["CudaEnv", "env_id", "make", "register_suite"]
+__all__ = ["SUITE_ID", "CudaEnv", "SuiteEnv", "env_id", "make", "make_suite", "register_suite"]
 
 
 def __getattr__(name: str) -> Any:
@@ -14,4 +14,8 @@ def __getattr__(name: str) -> Any:
         from cudaenv.env.core import CudaEnv
 
         return CudaEnv
+    if name == "SuiteEnv":
+        from cudaenv.env.suite import SuiteEnv
+
+        return SuiteEnv
     raise AttributeError(name)

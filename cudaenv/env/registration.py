@@ -1,4 +1,6 @@
-"""Gymnasium registration: ``gymnasium.make("cudaenv/<id>-v0")`` and ``cudaenv.make``.
+"""Gymnasium registration: ``gymnasium.make("cudaenv/<id>-v0")``, ``cudaenv.make``, and
+the suite env: ``gymnasium.make("cudaenv/suite-v0", source=..., ids=..., mode=...)`` /
+``cudaenv.make_suite``.
 
 The bundled suite is registered on ``import cudaenv`` from its directory names alone (the
 authoring convention names each problem's folder after its task_id), so importing stays
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -19,6 +22,8 @@ from cudaenv.problems.suite import Suite
 NAMESPACE = "cudaenv"
 VERSION = 0
 ENTRY_POINT = "cudaenv.env.core:CudaEnv"
+SUITE_ID = f"{NAMESPACE}/suite-v{VERSION}"
+SUITE_ENTRY_POINT = "cudaenv.env.suite:SuiteEnv"
 
 
 def env_id(task_id: str) -> str:
@@ -40,9 +45,18 @@ def _register(
     return eid
 
 
+def register_suite_env() -> str:
+    """Register ``cudaenv/suite-v0`` (a task per reset; see :class:`cudaenv.env.suite.SuiteEnv`)."""
+    if SUITE_ID not in gym.registry:
+        gym.register(id=SUITE_ID, entry_point=SUITE_ENTRY_POINT, disable_env_checker=True)
+    return SUITE_ID
+
+
 def register_builtin() -> list[str]:
-    """Register every bundled problem, reading only folder names."""
+    """Register the suite env and every bundled problem, reading only folder names."""
     from cudaenv._data import data_path
+
+    register_suite_env()  # first: a problem folder named "suite" must not take its id
 
     try:
         root = data_path("envs")
@@ -68,3 +82,17 @@ def make(problem: Problem | str, *, source: str = "builtin", **options: Any) -> 
     from cudaenv.env.core import CudaEnv
 
     return CudaEnv(problem, source=source, **options)
+
+
+def make_suite(
+    source: str | Suite = "builtin",
+    ids: Iterable[str] | None = None,
+    groups: Iterable[str] | None = None,
+    *,
+    mode: str = "solve",
+    **options: Any,
+) -> Any:
+    """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset."""
+    from cudaenv.env.suite import SuiteEnv
+
+    return SuiteEnv(source, ids=ids, groups=groups, mode=mode, **options)
