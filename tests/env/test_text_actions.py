@@ -98,7 +98,7 @@ def test_several_calls_in_one_reply_run_in_order_and_grade(cpu_problem) -> None:
 def test_text_without_a_call_and_malformed_blocks_are_observations(cpu_problem) -> None:
     env = cudaenv.make(cpu_problem, max_steps=10)
     env.reset()
-    obs, _, term, trunc, info = env.step("I think the answer is to add two numbers.")
+    obs, _, term, trunc, _info = env.step("I think the answer is to add two numbers.")
     assert obs.startswith("error: no tool call found") and "<tool_call>" in obs
     assert all(t in obs for t in ("bash", "write_file", "submit")) and not (term or trunc)
     assert env.messages[-2:] == [
