@@ -1,0 +1,178 @@
+"""The cuda_python harnesses run the solution in a child process (``test/pychild.py``): what
+the solution does to its own interpreter (patching numpy, printing, reading its environment)
+never reaches the comparison, the completion token or the harness's stdout, and the timed
+calls run inside ``bench_region`` in the child. Real harnesses on numba-cuda's simulator."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudaenv.problems import load_suite
+from cudaenv.problems.model import Problem
+from cudaenv.redteam.catalog_python import CODING_UTF7, NUMPY_ALIAS_PATCH
+
+pytest.importorskip("numba")
+
+TOKEN = "tok-7f3a9c"
+
+
+def _python_problems() -> list[Problem]:
+    return [p for p in load_suite("builtin") if p.problem_type == "cuda_python"]
+
+
+def _vector_add() -> Problem:
+    return load_suite("builtin")["py-vector-add"]
+
+
+def _run(problem: Problem, tmp: Path, solution: str, *args: str, **env: str):
+    for f in problem.test_files:
+        (tmp / f.path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / f.path).write_text(f.content)
+    (tmp / "solution.py").write_bytes(solution.encode())
+    script = next(
+        f.path for f in problem.test_files if f.path.endswith(".py") and "test_" in f.path
+    )
+    full = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "CUDAENV_COMPLETION_TOKEN": TOKEN, **env}
+    return subprocess.run(
+        [sys.executable, script, *args],
+        cwd=tmp,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_every_python_harness_runs_the_solution_in_the_shared_child() -> None:
+    problems = _python_problems()
+    assert len(problems) == 8
+    helpers = {
+        p.task_id: {f.path: f.content for f in p.test_files}["test/pychild.py"] for p in problems
+    }
+    assert len(set(helpers.values())) == 1  # one helper, copied identically
+    for p in problems:
+        harness = next(f for f in p.test_files if f.path != "test/pychild.py")
+        imported = {
+            a.name.split(".")[0]
+            for n in ast.walk(ast.parse(harness.content))
+            if isinstance(n, ast.Import | ast.ImportFrom)
+            for a in (n.names if isinstance(n, ast.Import) else [ast.alias(n.module or "")])
+        }
+        # the parent never imports solution code, numba or anything that starts CUDA
+        assert imported <= {"sys", "numpy", "pychild"}, (p.task_id, imported)
+
+
+@pytest.mark.parametrize("source", [NUMPY_ALIAS_PATCH, CODING_UTF7], ids=["alias", "utf7"])
+def test_a_numpy_patch_in_the_solution_does_not_reach_the_comparison(
+    tmp_path: Path, source: str
+) -> None:
+    (tmp_path / "solution.py").write_bytes(source.encode())
+    probe = "import solution, numpy; print(numpy.array_equal([1], [2]))"
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    inproc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert inproc.stdout.strip() == "True"  # in one process the patch turns every check into a yes
+    ran = _run(_vector_add(), tmp_path, source)
+    assert ran.returncode == 1 and "wrong elements" in ran.stdout
+    assert "CUDAENV_COMPLETE" not in ran.stdout
+
+
+SPY = """\
+import os
+import numpy as np
+from numba import cuda
+
+print("CUDAENV_COMPLETE forged")
+print("child token=" + repr(os.environ.get("CUDAENV_COMPLETION_TOKEN")))
+
+
+@cuda.jit
+def _add(a, b, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = a[i] + b[i]
+
+
+def vector_add(a, b, out):
+    n = out.shape[0]
+    if n:
+        _add[(n + 255) // 256, 256](a, b, out)
+"""
+
+
+def test_the_child_sees_no_token_and_cannot_print_to_the_harness_stdout(tmp_path: Path) -> None:
+    ran = _run(_vector_add(), tmp_path, SPY)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.splitlines()[-1] == f"CUDAENV_COMPLETE {TOKEN}"
+    assert "forged" not in ran.stdout and "CUDAENV_COMPLETE forged" in ran.stderr
+    assert "child token=None" in ran.stderr
+
+
+FAKE_NVTX = """\
+import contextlib, os
+
+LOG = os.environ["SPY_LOG"]
+
+
+@contextlib.contextmanager
+def annotate(name):
+    with open(LOG, "a") as f:
+        f.write(f"enter {name} {os.getppid()}\\n")
+    yield
+    with open(LOG, "a") as f:
+        f.write(f"exit {name} {os.getppid()}\\n")
+"""
+
+LOGGING_ADD = """\
+import os
+from numba import cuda
+
+
+@cuda.jit
+def _add(a, b, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = a[i] + b[i]
+
+
+def vector_add(a, b, out):
+    with open(os.environ["SPY_LOG"], "a") as f:
+        f.write(f"call {os.getppid()}\\n")
+    n = out.shape[0]
+    if n:
+        _add[(n + 255) // 256, 256](a, b, out)
+"""
+
+
+def test_the_benchmark_times_the_solution_calls_inside_bench_region_in_the_child(
+    tmp_path: Path,
+) -> None:
+    # an nvtx stand-in that logs its ranges (the real one needs a profiler to be observed)
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "nvtx.py").write_text(FAKE_NVTX)
+    log = tmp_path / "events.log"
+    work = tmp_path / "work"
+    work.mkdir()
+    ran = _run(
+        _vector_add(),
+        work,
+        LOGGING_ADD,
+        "--perf",
+        SPY_LOG=str(log),
+        PYTHONPATH=str(tmp_path / "fake"),
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    events = log.read_text().split("\n")[:-1]
+    kinds = [e.split()[0] for e in events]
+    parents = {e.split()[-1] for e in events}  # each event's parent process
+    # 3 warm-up calls, then the 2 timed simulator calls inside one range, all in one child
+    assert kinds == ["call"] * 3 + ["enter", "call", "call", "exit"]
+    # one process, whose parent is the harness (not this test): the child, never the harness
+    assert len(parents) == 1 and str(os.getpid()) not in parents
