@@ -16,7 +16,9 @@ Read, from the response as the server sent it (the SDK keeps unknown fields):
   written ``token_id:<n>`` (vLLM's ``--return-tokens-as-token-ids``), those ids.
 - ``completion_logprobs``: ``logprobs.content[*].logprob`` as floats.
 - ``message``: the assistant message dict exactly as returned, reasoning content
-  (``reasoning_content`` or ``reasoning``) included.
+  (``reasoning_content`` or ``reasoning``) included. Both reasoning keys go back into the
+  conversation as returned: recent vLLM writes both and reads ``reasoning`` on input, and
+  templates such as Qwen3's render the reasoning of the turns since the last user message.
 - ``extra``: every other non-OpenAI field of the response and the choice that is not null
   (``stop_reason``, ``kv_transfer_params``, ...).
 """
