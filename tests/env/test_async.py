@@ -1,0 +1,121 @@
+"""areset/astep: many concurrent episodes in one event loop, nothing left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import cudaenv
+from cudaenv.env import aio
+from cudaenv.errors import CudaEnvError, SpecError
+from cudaenv.problems import load_suite
+from tests.conftest import CPU_SOLUTION
+
+
+@pytest.fixture
+def cpu_problem(cpu_problem_dir: Path):
+    return load_suite(cpu_problem_dir.parent)["cpu-add"]
+
+
+def _sandbox_dirs() -> set[str]:
+    """This process's local sandbox directories (agent and grading sandboxes alike)."""
+    parent = Path(tempfile.gettempdir()).resolve() / "cudaenv-sandboxes"
+    mine = f"{os.getpid()}-"
+    return (
+        {p.name for p in parent.iterdir() if p.name.startswith(mine)} if parent.is_dir() else set()
+    )
+
+
+def _descendants() -> set[int]:
+    """Live (non-zombie) processes descending from this one."""
+    parent_of: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b"Z":
+            parent_of[int(entry)] = int(fields[1])
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, ppid in parent_of.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+async def _episode(problem, oracle: bool) -> tuple[float, dict]:
+    env = cudaenv.make(problem)
+    try:
+        await env.areset(seed=0)
+        if oracle:
+            await env.astep(
+                {"tool": "write_file", "args": {"path": "solution.cpp", "content": CPU_SOLUTION}}
+            )
+        _, reward, term, _, info = await env.astep({"tool": "submit"})
+        assert term
+        return reward, info
+    finally:
+        env.close()
+
+
+def test_64_concurrent_episodes_leave_no_sandbox_or_process(cpu_problem) -> None:
+    asyncio.run(_episode(cpu_problem, oracle=False))  # warm-up: helpers the process keeps
+    dirs, procs = _sandbox_dirs(), _descendants()
+    probe = cudaenv.make(cpu_problem)
+    probe.reset()
+    probe.step({"tool": "bash", "args": {"command": "true"}})
+    assert _sandbox_dirs() - dirs and _descendants() - procs  # the counts see a live episode
+    probe.close()
+
+    async def main() -> list[tuple[float, dict]]:
+        return await asyncio.gather(*(_episode(cpu_problem, oracle=i % 2 == 0) for i in range(64)))
+
+    results = asyncio.run(main())
+    assert [r for r, _ in results] == [1.0 if i % 2 == 0 else 0.0 for i in range(64)]
+    assert all(info["reward_valid"] for _, info in results)
+    assert sum(info["is_success"] for _, info in results) == 32
+    assert _sandbox_dirs() <= dirs
+    assert _descendants() <= procs
+
+
+def test_one_call_at_a_time_per_env_and_cancel_closes(cpu_problem) -> None:
+    env = cudaenv.make(cpu_problem)
+
+    async def main() -> None:
+        await env.areset()
+        first = asyncio.ensure_future(
+            env.astep({"tool": "bash", "args": {"command": "sleep 30", "timeout": 1}})
+        )
+        await asyncio.sleep(0)  # the first call has claimed the env
+        with pytest.raises(CudaEnvError, match="already running"):
+            await env.astep({"tool": "list_files"})
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+
+    asyncio.run(main())
+    deadline = time.monotonic() + 60  # hang guard only: the bash call ends at its 1 s timeout
+    while env._sandbox is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert env._sandbox is None  # closed once the cancelled step returned
+    with pytest.raises(CudaEnvError, match="episode is over"):
+        env.step({"tool": "list_files"})
+
+
+def test_async_pool_bound_from_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv(aio.ENV_VAR, "7")
+    assert aio.async_threads() == 7
+    monkeypatch.delenv(aio.ENV_VAR)
+    assert aio.async_threads() == aio.DEFAULT_THREADS
+    for bad in ("0", "many", "-3"):
+        monkeypatch.setenv(aio.ENV_VAR, bad)
+        with pytest.raises(SpecError, match=aio.ENV_VAR):
+            aio.async_threads()
