@@ -16,7 +16,6 @@ from cudaenv.agents.oracle import OracleAgent
 from cudaenv.errors import AgentError, SandboxError
 from cudaenv.problems import load_suite
 from cudaenv.rollout import (
-    BatchedEnvs,
     EpisodeResult,
     ResultStore,
     arun_episodes,
@@ -157,36 +156,6 @@ def test_async_variant(cpu_problem) -> None:
 
     results = asyncio.run(main())
     assert sorted(r.key for r in results) == ["cpu-add#0", "cpu-add#1"]
-
-
-def test_batched_envs(cpu_problem) -> None:
-    with BatchedEnvs([cpu_problem], 2) as envs:
-        obs = envs.reset(seed=0)
-        assert len(obs) == 2 and all("cpu-add" in o for o in obs)
-        assert envs.messages(0)[0]["role"] == "system" and envs.tools
-        write = {"tool": "write_file", "args": {"path": "solution.cpp", "content": CPU_SOLUTION}}
-        obs, rewards, term, _, infos = envs.step(
-            [write, {"tool": "bash", "args": {"command": "echo hi"}}]
-        )
-        assert (
-            "wrote" in obs[0] and "hi" in obs[1] and not term.any() and rewards.tolist() == [0, 0]
-        )
-        obs, rewards, term, _trunc, infos = envs.step([{"tool": "submit"}, {"tool": "submit"}])
-        assert (
-            rewards.tolist() == [1.0, 0.0] and term.all() and not _trunc.any() and envs.done.all()
-        )
-        assert infos[0]["verdict"].passed and not infos[1]["verdict"].passed
-        obs, rewards, term, _trunc, infos = envs.step([None, None])
-        assert infos[0]["finished"] and rewards.tolist() == [0, 0] and term.all()
-
-
-def test_batched_envs_auto_reset(cpu_problem) -> None:
-    with BatchedEnvs([cpu_problem], 2, auto_reset=True) as envs:
-        envs.reset()
-        obs, _rewards, term, _, infos = envs.step([{"tool": "submit"}, {"tool": "list_files"}])
-        assert term.tolist() == [True, False] and "cpu-add" in obs[0]
-        assert infos[0]["final_info"]["verdict"] is not None and infos[0]["episode"] == 1
-        assert not envs.done.any()
 
 
 def test_rl_loop_example_against_scripted_server(cpu_problem) -> None:
