@@ -144,6 +144,13 @@ class OpenAIAgent:
             self._aclient = (loop, _openai().AsyncOpenAI(**self._client_options()))
         return self._aclient[1]
 
+    async def aclose(self) -> None:
+        """Close the async client's connections (a later ``arun`` opens new ones)."""
+        if self._aclient is not None:
+            _, client = self._aclient
+            self._aclient = None
+            await client.close()
+
     def _delay(self, attempt: int, exc: BaseException) -> float:
         delay = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
         response = getattr(exc, "response", None)
@@ -268,7 +275,8 @@ class OpenAIAgent:
     async def arun(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
         """:meth:`run` on the event loop: requests through ``AsyncOpenAI``, env calls through
         the env's ``areset``/``astep`` where it has them, else a worker thread. Per-episode
-        state lives in an :class:`Episode`, so many ``arun`` may share one agent."""
+        state lives in an :class:`Episode`, so many ``arun`` may share one agent. Connections
+        are pooled across episodes: ``await agent.aclose()`` before the loop ends."""
         self._get_async_client()
         await _call(env, "reset", seed=seed)
         tools, ep = env.tools, Episode(self, env)

@@ -171,13 +171,20 @@ def _comparable(traj: Trajectory) -> dict[str, Any]:
     return data
 
 
+async def arun_once(agent: Any, env: Any) -> Trajectory:
+    try:
+        return await agent.arun(env)
+    finally:
+        await agent.aclose()
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_async_variant_gives_the_sync_trajectory(cpu_problem, training: bool) -> None:
     with ScriptedServer(MIXED) as sync_srv:
         sync = agent_for(sync_srv, training=training).run(cudaenv.make(cpu_problem))
     with ScriptedServer(MIXED) as async_srv:
         agent = agent_for(async_srv, training=training)
-        result = asyncio.run(agent.arun(cudaenv.make(cpu_problem)))
+        result = asyncio.run(arun_once(agent, cudaenv.make(cpu_problem)))
     assert sync.reward == result.reward == 1.0
     assert _comparable(result) == _comparable(sync)
     assert async_srv.requests == sync_srv.requests
@@ -192,10 +199,14 @@ def test_concurrent_arun_on_one_agent_and_async_retries(cpu_problem) -> None:
         agent = agent_for(srv)
 
         async def main() -> list[Trajectory]:
-            return await asyncio.gather(*(agent.arun(cudaenv.make(cpu_problem)) for _ in range(3)))
+            trajs = await asyncio.gather(*(agent.arun(cudaenv.make(cpu_problem)) for _ in range(3)))
+            await agent.aclose()  # closed, then a later episode opens a fresh client
+            last = await agent.arun(cudaenv.make(cpu_problem))
+            await agent.aclose()
+            return [*trajs, last]
 
         trajs = asyncio.run(main())
-    assert srv.failures_sent == 2 and len(srv.requests) == 5  # 2 retried 500s + 3 episodes
-    assert [t.reward for t in trajs] == [1.0, 1.0, 1.0]
-    assert [len(t.turns) for t in trajs] == [1, 1, 1]
-    assert len({id(t) for t in trajs}) == 3
+    assert srv.failures_sent == 2 and len(srv.requests) == 6  # 2 retried 500s + 4 episodes
+    assert [t.reward for t in trajs] == [1.0] * 4
+    assert [len(t.turns) for t in trajs] == [1] * 4
+    assert len({id(t) for t in trajs}) == 4
