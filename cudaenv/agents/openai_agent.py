@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from cudaenv.agents.episode import NUDGE, SUBMIT, Episode
 from cudaenv.agents.turns import TRAINING_EXTRA_BODY
 from cudaenv.env.tokens import count_tokens
-from cudaenv.errors import AgentError, MissingExtraError
+from cudaenv.errors import AgentError, MissingExtraError, SpecError
 
 if TYPE_CHECKING:
     from cudaenv.env.core import CudaEnv
@@ -97,8 +97,13 @@ class OpenAIAgent:
         name: str = "openai",
         training: bool = False,
     ) -> None:
-        if max_turns < 1 or max_attempts < 1:
-            raise ValueError("max_turns and max_attempts must be >= 1")
+        for field, value in (
+            ("max_turns", max_turns),
+            ("max_attempts", max_attempts),
+            ("context_tokens", context_tokens),
+        ):
+            if value < 1:
+                raise SpecError(f"{field} must be >= 1, got {value}", field=field)
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env

@@ -13,6 +13,7 @@ import cudaenv
 from cudaenv.agents import make_agent
 from cudaenv.agents.turns import turn_from_response
 from cudaenv.env.trajectory import Trajectory
+from cudaenv.errors import SpecError
 from cudaenv.problems import load_suite
 from tests.agents.scripted_server import (
     ScriptedServer,
@@ -210,3 +211,10 @@ def test_concurrent_arun_on_one_agent_and_async_retries(cpu_problem) -> None:
     assert [t.reward for t in trajs] == [1.0] * 4
     assert [len(t.turns) for t in trajs] == [1] * 4
     assert len({id(t) for t in trajs}) == 4
+
+
+def test_bad_budgets_name_the_field() -> None:
+    with pytest.raises(SpecError, match="context_tokens must be >= 1, got 0"):
+        make_agent("openai", training=True, context_tokens=0)
+    with pytest.raises(ValueError, match="field=max_turns"):
+        make_agent("openai", max_turns=0)
