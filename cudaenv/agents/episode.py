@@ -61,8 +61,9 @@ class Episode:
             self.usage["prompt_tokens"] += resp.usage.prompt_tokens or 0
             self.usage["completion_tokens"] += resp.usage.completion_tokens or 0
             self.usage["total_tokens"] += resp.usage.total_tokens or 0
-        traj = finish_trajectory(self.env, self.agent.name, self.usage)  # live: a crash later
-        msg = resp.choices[0].message  # still shows the spend
+        # recorded live, so a crash later still shows the spend
+        traj = finish_trajectory(self.env, self.agent.name, self.usage)
+        msg = resp.choices[0].message
         if self.agent.training:
             turn = turn_from_response(resp)
             traj.turns.append(turn)
