@@ -89,7 +89,7 @@ import os
 import numpy as np
 from numba import cuda
 
-print("CUDAENV_COMPLETE forged")
+print("timing: 0.001 ms")
 print("child token=" + repr(os.environ.get("CUDAENV_COMPLETION_TOKEN")))
 
 
@@ -111,8 +111,18 @@ def test_the_child_sees_no_token_and_cannot_print_to_the_harness_stdout(tmp_path
     ran = _run(_vector_add(), tmp_path, SPY)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stdout.splitlines()[-1] == f"CUDAENV_COMPLETE {TOKEN}"
-    assert "forged" not in ran.stdout and "CUDAENV_COMPLETE forged" in ran.stderr
+    assert "timing:" not in ran.stdout and "timing: 0.001 ms" in ran.stderr
     assert "child token=None" in ran.stderr
+
+
+def test_a_completion_line_from_the_solution_fails_the_run_and_is_marked(tmp_path: Path) -> None:
+    forged = SPY.replace('print("timing: 0.001 ms")', 'print("CUDAENV_" + "COMPLETE abc")')
+    ran = _run(_vector_add(), tmp_path, forged)
+    assert ran.returncode == 1
+    lines = ran.stdout.splitlines()
+    # the grader sees a token it never issued (a forged line) and not the real one
+    assert "CUDAENV_COMPLETE solution-printed-a-completion-line" in lines
+    assert f"CUDAENV_COMPLETE {TOKEN}" not in lines and "abc" not in ran.stdout
 
 
 FAKE_NVTX = """\

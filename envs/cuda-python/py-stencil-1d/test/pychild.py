@@ -22,12 +22,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 TOKEN_ENV = "CUDAENV_COMPLETION_TOKEN"
+TOKEN_PREFIX = "CUDAENV_COMPLETE"
+#: what the harness prints when the solution printed a completion line: a token the grader never
+#: issued, which it reports as a forged completion line (suspected hack)
+FORGERY_MARK = f"{TOKEN_PREFIX} solution-printed-a-completion-line"
 _SECRET_ENVS = (TOKEN_ENV,)
 
 
@@ -159,6 +164,8 @@ class SolutionProcess:
         self.function = function
         self.module = module
         self._proc: subprocess.Popen[bytes] | None = None
+        self._relay: threading.Thread | None = None
+        self.forged = False  # the solution printed a completion line
 
     def __enter__(self) -> SolutionProcess:
         _hide_from_children()
@@ -167,10 +174,22 @@ class SolutionProcess:
             [sys.executable, os.path.abspath(__file__), "--child", self.module, self.function],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=env,
             cwd=os.getcwd(),
         )
+        self._relay = threading.Thread(target=self._forward, args=(self._proc.stderr,), daemon=True)
+        self._relay.start()
         return self
+
+    def _forward(self, stream: Any) -> None:
+        """The child's output (its stdout and stderr) goes to this process's stderr, never to
+        its stdout; a completion line in it is remembered."""
+        for line in iter(stream.readline, b""):
+            if TOKEN_PREFIX.encode() in line:
+                self.forged = True
+            sys.stderr.buffer.write(line)
+            sys.stderr.flush()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -186,6 +205,11 @@ class SolutionProcess:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if self._relay is not None:
+            self._relay.join(timeout=30)
+        if self.forged:
+            print(FORGERY_MARK, flush=True)
+            raise ChildError("the solution printed a completion line")
 
     def _request(self, header: dict[str, Any], calls: list[list[Any]], expect: int) -> list[Result]:
         if self._proc is None:
@@ -260,7 +284,7 @@ def _child(module: str, function: str) -> None:
     proto_out = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    os.dup2(2, 1)  # the solution's prints go to stderr, never to the harness's stdout
+    os.dup2(2, 1)  # the solution's prints go to the parent's relay, never to its stdout
     sys.stdout = sys.stderr
     import warnings
 
