@@ -1,4 +1,5 @@
-"""CLI commands that grade: ``grade`` (a solutions datapack or directory) and ``validate``."""
+"""CLI commands that grade: ``grade`` (a solutions datapack or directory), ``validate`` and
+``baseline`` (the baseline-only timing pass that writes the baseline cache)."""
 
 from __future__ import annotations
 
@@ -226,4 +227,42 @@ def validate(
     if json_out:
         json_out.write_text(json.dumps([r.model_dump() for r in rows], indent=2))
     if not all(r.ok for r in rows):
+        raise typer.Exit(1)
+
+
+@app.command()
+@_friendly
+def baseline(
+    source: Annotated[
+        str, typer.Argument(help="builtin, a directory, a datapack, or hf://...")
+    ] = "builtin",
+    sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
+    ids: Annotated[str | None, typer.Option("--ids")] = None,
+    groups: Annotated[str | None, typer.Option("--groups", "-g")] = None,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="timed rounds")] = 5,
+    image: ImageOption = None,
+    gpus: GpusOption = None,
+    isolation: IsolationOption = None,
+) -> None:
+    """Time each problem's baseline alone (no solution runs) and store it in the baseline
+    cache with its provenance: the only writer besides ``validate`` (grades never write it)."""
+    from cudaenv.errors import CudaEnvError
+    from cudaenv.grading.baseline_pass import time_baseline
+    from cudaenv.problems.loader import load_suite
+
+    options = _sandbox_options(sandbox, image, gpus, isolation)
+    suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
+    failed = 0
+    for p in suite:
+        if p.baseline_solution is None or not p.benchmark_command:
+            continue
+        try:
+            t = time_baseline(
+                p, sandbox=sandbox, sandbox_options=options, rounds=rounds, writer="cli baseline"
+            )
+            console.print(f"{p.task_id}: median {t.median_ms:.3f} ms over {len(t.samples_ms)}")
+        except CudaEnvError as exc:
+            failed += 1
+            err_console.print(f"{p.task_id}: {exc}")
+    if failed:
         raise typer.Exit(1)

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from cudaenv.errors import CudaEnvError
 from cudaenv.grading.grader import grade
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem, Solution, SourceFile
@@ -66,6 +67,15 @@ def validate_problem(
             ok=False,
             problem="no reference solution",
         )
+    if bench:  # the one writer of the baseline cache: the baseline alone, before any solution
+        from cudaenv.grading.baseline_pass import time_baseline
+
+        try:
+            time_baseline(
+                problem, sandbox=sandbox, sandbox_options=opts, rounds=rounds, writer="validate"
+            )
+        except CudaEnvError as exc:
+            issues.append(f"baseline timing: {exc}")
     ref = grade(
         problem,
         problem.solution,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
 from cudaenv.redteam.catalog_python import PYTHON_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
+from cudaenv.redteam.catalog_stages import STAGE_EXPLOITS
 from cudaenv.redteam.catalog_tamper import FORGE_EXPLOITS, GRADED_EXPLOITS, SKIP_EXPLOITS
 from cudaenv.redteam.catalog_toolchain import TOOLCHAIN_EXPLOITS
 from cudaenv.redteam.model import RESET, Exploit, ExploitContext, RedteamResult
@@ -36,6 +37,7 @@ EXPLOITS: list[Exploit] = [
     *LIBRARY_EXPLOITS,
     *TOOLCHAIN_EXPLOITS,
     *PYTHON_EXPLOITS,
+    *STAGE_EXPLOITS,
 ]
 
 

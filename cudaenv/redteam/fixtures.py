@@ -73,6 +73,15 @@ int main() {{
 """
 ADD_SOLUTION = '#include "add.h"\nint add(int a, int b) { return a + b; }\n'
 WRONG_ADD = '#include "add.h"\nint add(int a, int b) { return a - b; }\n'
+# cpu-add-bench's baseline: right, and CPU-bound for tens of ms (what a busy loop would slow)
+SLOW_ADD = """\
+#include "add.h"
+int add(int a, int b) {
+    volatile long s = 0;
+    for (long i = 0; i < 20000000; ++i) s = s + i;
+    return a + b + (int)(s - s);
+}
+"""
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,20 @@ def fixture_suite() -> FixtureSuite:
             "test/test_main.cpp": ADD_TEST.format(prologue=TOKEN_PROLOGUE),
             "solution/solution.cpp": ADD_SOLUTION,
             "baseline/solution.cpp": ADD_SOLUTION,
+        },
+    )
+    _write(
+        root,
+        "cpu-add-bench",
+        {
+            "prompt": "Make `int add(int a, int b)` (include/add.h, in solution.cpp) fast.",
+            "benchmark_command": "./test.out --perf",  # timed by the grader's clock (CPU)
+        },
+        {
+            "context/include/add.h": "int add(int a, int b);\n",
+            "test/test_main.cpp": ADD_TEST.format(prologue=TOKEN_PROLOGUE),
+            "solution/solution.cpp": ADD_SOLUTION,
+            "baseline/solution.cpp": SLOW_ADD,
         },
     )
     return FixtureSuite(root=root, k=k, c=c)
