@@ -1,9 +1,9 @@
 """A tool-calling agent over any OpenAI-compatible chat-completions endpoint.
 
 The conversation starts as ``env.messages`` (system prompt + task) and the tools are
-``env.tools``. The agent keeps its own copy of the conversation afterwards because the
-model must see its replies verbatim (text and every tool call with its id), which the env's
-one-call-per-message record does not keep. Every tool call of a reply goes to ``env.step``
+``env.tools``. The agent keeps its own copy of the conversation afterwards: it is exactly
+what the model was sent (its replies verbatim, every tool call with its id), the record that
+prefix stability is checked against. Every tool call of a reply goes to ``env.step``
 as the SDK object, malformed arguments included: the env answers those with an error
 observation, which is the feedback the model needs.
 
