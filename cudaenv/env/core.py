@@ -1,8 +1,8 @@
 """``CudaEnv``: one CUDA problem as a Gymnasium environment.
 
 Observations and actions are text. ``reset`` opens a fresh sandbox holding the problem's
-visible files; ``step`` runs one tool call; ``submit`` (or the step/token budget) ends the
-episode and grades the workspace's files in a fresh grading sandbox (never the live one).
+visible files; ``step`` runs one model reply (its tool calls, in order); ``submit`` (or the
+step/token budget) ends the episode and grades the workspace's files in a fresh grading sandbox (never the live one).
 """
 
 from __future__ import annotations
@@ -21,10 +21,13 @@ from cudaenv.env.actions_text import MAX_CALLS_PER_REPLY, Reply, no_call_help, p
 from cudaenv.env.aio import Offloader
 from cudaenv.env.info import terminal_info
 from cudaenv.env.instructions import SYSTEM_PROMPT, instruction
+from cudaenv.env.messages import Outcome, join_observations, reply_messages
 from cudaenv.env.run_tool import run_tool
+from cudaenv.env.text import CHARSET, MAX_OBS_CHARS, clip, to_charset
 from cudaenv.env.tokens import count_tokens
 from cudaenv.env.tools import MAX_ACTION_CHARS, ToolCall, tool_schemas
 from cudaenv.env.trajectory import StepRecord, Trajectory
+from cudaenv.env.workspace import collect_solution
 from cudaenv.errors import (
     CudaEnvError,
     ModeError,
@@ -41,45 +44,8 @@ from cudaenv.problems.suite import Suite
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
 
-MAX_OBS_CHARS = 200_000
-_EXTRA = (
-    "\n\t\r\ufffd"
-    + "".join(chr(c) for c in range(0xA0, 0x250))
-    + (
-        "\u2500\u2502\u250c\u2510\u2514\u2518\u251c\u2524\u252c\u2534\u253c\u2550\u2551\u2554\u2557\u255a\u255d\u2501\u2503\u250f\u2513\u2517\u251b\u2192\u2190\u2191\u2193\u2022\u2026\u2013\u2014\u2018\u2019\u201c\u201d\u2713\u2717\u00d7\u00f7\u2264\u2265\u2260\u00b1\u00b5\u00b0"  # box drawing, arrows, dashes, quotes, marks
-    )
-)
-# a sorted string, not a set: gymnasium indexes characters by their order, and set order
-# differs between processes (AsyncVectorEnv's shared memory would decode garbage)
-CHARSET = "".join(sorted({chr(c) for c in range(32, 127)} | set(_EXTRA)))
-_CHARSET_SET = frozenset(CHARSET)
-SOURCE_FIRST = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c", ".py")
 RESET_OPTIONS = frozenset({"task_id", "mode"})
 Mode = str
-
-
-def to_charset(text: str) -> str:
-    """Map characters outside the declared charset to U+FFFD, so obs stay in the space."""
-    if all(ch in _CHARSET_SET for ch in text):
-        return text
-    return "".join(ch if ch in _CHARSET_SET else "\ufffd" for ch in text)
-
-
-def _clip(text: str) -> str:
-    if len(text) <= MAX_OBS_CHARS:
-        return text
-    half = MAX_OBS_CHARS // 2 - 50
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"
-
-
-def _join(outs: list[tuple[ToolCall | None, str, str, str | None, float]]) -> str:
-    """Several calls' outputs as one observation, each labelled with its number and tool."""
-    n = len(outs)
-    parts = [
-        f"[tool call {k} of {n}: {call.tool if call else 'unparsed'}]\n{out}"
-        for k, (call, _, out, _, _) in enumerate(outs, start=1)
-    ]
-    return to_charset(_clip("\n\n".join(parts)))
 
 
 class CudaEnv(gym.Env[str, str]):
@@ -306,7 +272,7 @@ class CudaEnv(gym.Env[str, str]):
         index = self._replies
         self._replies += 1
         traj = self.trajectory
-        outs: list[tuple[ToolCall | None, str, str, str | None, float]] = []
+        outs: list[Outcome] = []
         submitted = False
         for k, parsed in enumerate(reply.calls):
             t0 = time.perf_counter()
@@ -325,10 +291,14 @@ class CudaEnv(gym.Env[str, str]):
             else:
                 obs, error = self._run_call(call)
                 submitted = call.tool == "submit" and error is None
-            outs.append((call, call_id, to_charset(_clip(obs)), error, time.perf_counter() - t0))
+            outs.append(
+                Outcome(call, call_id, to_charset(clip(obs)), error, time.perf_counter() - t0)
+            )
         if reply.kind == "invalid" and not outs:
-            outs.append((None, f"call_{index}", no_call_help(), "no tool call in the reply", 0.0))
-        obs = outs[0][2] if len(outs) == 1 else _join(outs)
+            outs.append(
+                Outcome(None, f"call_{index}", no_call_help(), "no tool call in the reply", 0.0)
+            )
+        obs = outs[0].observation if len(outs) == 1 else to_charset(clip(join_observations(outs)))
         tokens = count_tokens(obs) if self.max_tokens else 0
         traj.observation_tokens += tokens
         self._record_messages(reply, outs)
@@ -344,9 +314,9 @@ class CudaEnv(gym.Env[str, str]):
         ):
             truncated, reason = True, "max_tokens"
         reward = 0.0
-        errors = [e for _, _, _, e, _ in outs if e]
+        errors = [o.error for o in outs if o.error]
         info: dict[str, Any] = {
-            "tool": next((c.tool for c, *_ in reversed(outs) if c is not None), None),
+            "tool": next((o.call.tool for o in reversed(outs) if o.call is not None), None),
             "calls": len(outs),
             "error": "; ".join(errors) if errors else None,
             "step": index + 1,
@@ -366,7 +336,7 @@ class CudaEnv(gym.Env[str, str]):
             self._close_sandbox()
         elif self.step_penalty:
             reward = -self.step_penalty
-        for k, (call, call_id, out, error, seconds) in enumerate(outs):
+        for k, (call, call_id, out, error, seconds) in enumerate(outs):  # one record per call
             traj.steps.append(
                 StepRecord(
                     index=len(traj.steps),
@@ -407,45 +377,13 @@ class CudaEnv(gym.Env[str, str]):
         except SandboxError as exc:
             return f"error: the sandbox failed: {exc}", f"sandbox: {exc}"
 
-    def _record_messages(
-        self, reply: Reply, outs: list[tuple[ToolCall | None, str, str, str | None, float]]
-    ) -> None:
+    def _record_messages(self, reply: Reply, outs: list[Outcome]) -> None:
         """One assistant message as the model produced it, then one message per call."""
-        message = copy.deepcopy(reply.message)
-        if reply.kind == "invalid":
-            self._messages += [message, {"role": "user", "content": outs[0][2]}]
-            return
-        for tc, (_, call_id, *_rest) in zip(message.get("tool_calls") or [], outs, strict=False):
-            if isinstance(tc, dict) and not tc.get("id"):
-                tc["id"] = call_id
-        self._messages.append(message)
-        for call, call_id, out, *_ in outs:
-            msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": out}
-            if reply.kind == "text" and call is not None:
-                msg["name"] = call.tool
-            self._messages.append(msg)
+        self._messages += reply_messages(reply, outs)
 
     def workspace_solution(self) -> list[SourceFile]:
         """The workspace's text files minus unchanged visible files, sources first."""
-        box = self.sandbox
-        pristine = {f.path: f.content for f in self.problem.context_files}
-        out: list[SourceFile] = []
-        for path in box.list_files():
-            try:
-                data = box.read_file(path)
-            except (OSError, CudaEnvError):
-                continue
-            if len(data) > 1 << 20 or b"\0" in data:
-                continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            if pristine.get(path) == text:
-                continue
-            out.append(SourceFile(path=path, content=text))
-        out.sort(key=lambda f: (not f.path.endswith(SOURCE_FIRST), f.path))
-        return out
+        return collect_solution(self.sandbox, self.problem)
 
     def _grade(self) -> Verdict:
         try:

@@ -1,0 +1,31 @@
+"""The text of observations: the declared charset, mapping into it, clipping to its length."""
+
+from __future__ import annotations
+
+MAX_OBS_CHARS = 200_000
+_EXTRA = (
+    "\n\t\r\ufffd"
+    + "".join(chr(c) for c in range(0xA0, 0x250))
+    + (
+        "\u2500\u2502\u250c\u2510\u2514\u2518\u251c\u2524\u252c\u2534\u253c\u2550\u2551\u2554\u2557\u255a\u255d\u2501\u2503\u250f\u2513\u2517\u251b\u2192\u2190\u2191\u2193\u2022\u2026\u2013\u2014\u2018\u2019\u201c\u201d\u2713\u2717\u00d7\u00f7\u2264\u2265\u2260\u00b1\u00b5\u00b0"  # box drawing, arrows, dashes, quotes, marks
+    )
+)
+# a sorted string, not a set: gymnasium indexes characters by their order, and set order
+# differs between processes (AsyncVectorEnv's shared memory would decode garbage)
+CHARSET = "".join(sorted({chr(c) for c in range(32, 127)} | set(_EXTRA)))
+_CHARSET_SET = frozenset(CHARSET)
+
+
+def to_charset(text: str) -> str:
+    """Map characters outside the declared charset to U+FFFD, so obs stay in the space."""
+    if all(ch in _CHARSET_SET for ch in text):
+        return text
+    return "".join(ch if ch in _CHARSET_SET else "\ufffd" for ch in text)
+
+
+def clip(text: str) -> str:
+    """Keep the head and tail of an over-long observation, saying how much was cut."""
+    if len(text) <= MAX_OBS_CHARS:
+        return text
+    half = MAX_OBS_CHARS // 2 - 50
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"
