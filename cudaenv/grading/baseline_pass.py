@@ -25,7 +25,14 @@ from cudaenv.grading.grader import (
     _prepare,
 )
 from cudaenv.grading.lease import gpu_lease
-from cudaenv.grading.stages import DEFAULT_TIMEOUT_S, TOKEN_ENV, new_token, uses_completion_token
+from cudaenv.grading.stages import (
+    BENCH_SEED_ENV,
+    DEFAULT_TIMEOUT_S,
+    TOKEN_ENV,
+    new_bench_seed,
+    new_token,
+    uses_completion_token,
+)
 from cudaenv.grading.timing import measure, summarise
 from cudaenv.grading.verdict import Timing
 from cudaenv.grading.workspace import assemble
@@ -71,7 +78,9 @@ def time_baseline(
             for _ in range(max(1, rounds)):
                 box.kill_processes()
                 token = new_token() if uses_completion_token(p) else None
-                run_env = {**env, TOKEN_ENV: token} if token else env
+                run_env = {**env, BENCH_SEED_ENV: new_bench_seed()}
+                if token:
+                    run_env[TOKEN_ENV] = token
                 m = measure(box, p, env=run_env, timeout=timeout, token=token)
                 if m.ms is None:
                     raise GradingError(

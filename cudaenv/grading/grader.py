@@ -25,12 +25,14 @@ from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
 from cudaenv.grading.stages import (
+    BENCH_SEED_ENV,
     DEFAULT_TIMEOUT_S,
     MIN_BUILD_TIMEOUT_S,
     TOKEN_ENV,
     StageInfrastructureFault,
     clear_rewards,
     completion_forgeries,
+    new_bench_seed,
     new_token,
     reward_stage,
     run_stage,
@@ -421,9 +423,9 @@ class _Grading:
             for n in range(self.rounds):
                 # the test run (or the last round) was settled: nothing of the solution is
                 # alive, the workspace is the build's (pristine); a fresh secret per run
-                token = self.run_token()
+                token, seed = self.run_token(), {BENCH_SEED_ENV: new_bench_seed()}
                 m = measure(
-                    box, p, env=self.test_env(box, token), timeout=self.timeout, token=token
+                    box, p, env=self.test_env(box, token) | seed, timeout=self.timeout, token=token
                 )
                 stage = m.stage
                 v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
@@ -440,7 +442,7 @@ class _Grading:
                     bm: Measurement = measure(
                         base_box,
                         p,
-                        env=self.test_env(base_box, token),
+                        env=self.test_env(base_box, token) | seed,
                         timeout=self.timeout,
                         token=token,
                     )

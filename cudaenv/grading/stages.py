@@ -19,6 +19,9 @@ from cudaenv.sandbox.base import ExecResult, Sandbox
 TAIL_CHARS = 4000
 TOKEN_ENV = "CUDAENV_COMPLETION_TOKEN"
 TOKEN_PREFIX = "CUDAENV_COMPLETE"
+#: a fresh seed per benchmark round (the same for the solution's and the baseline's run of the
+#: round): harnesses draw their benchmark inputs from it, so no input is known in advance
+BENCH_SEED_ENV = "CUDAENV_BENCH_SEED"
 DEFAULT_TIMEOUT_S = 60.0
 MIN_BUILD_TIMEOUT_S = 180.0
 
@@ -88,6 +91,11 @@ def uses_completion_token(problem: Problem) -> bool:
 
 def new_token() -> str:
     return secrets.token_hex(16)
+
+
+def new_bench_seed() -> str:
+    """A benchmark seed: a decimal 63-bit integer (``strtoull``/``int()`` read it)."""
+    return str(secrets.randbits(63))
 
 
 def completed(result: ExecResult, token: str) -> bool:

@@ -20,7 +20,7 @@ import pytest
 
 import cudaenv
 from cudaenv.grading.pristine import Snapshot, settle
-from cudaenv.grading.stages import TOKEN_ENV
+from cudaenv.grading.stages import BENCH_SEED_ENV, TOKEN_ENV
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem
 from cudaenv.sandbox.base import ExecResult, Sandbox
@@ -239,3 +239,20 @@ def test_a_timing_line_on_stdout_never_counts(tmp_path: Path) -> None:
     assert v.passed is True, v.reason
     assert v.solution_timing and v.solution_timing.samples_ms == [7.5, 7.5]
     assert v.baseline_timing and v.baseline_timing.samples_ms == [7.5, 7.5]
+
+
+def test_every_benchmark_round_gets_a_fresh_seed_shared_by_both_sides(tmp_path: Path) -> None:
+    """CUDAENV_BENCH_SEED: new each round (inputs cannot be known in advance), the same for
+    the solution's and the baseline's run of one round (they time the same inputs)."""
+    problem = cpu_problem(tmp_path / "suite", "cpu-seeds")
+    seeds: list[tuple[str, str]] = []
+
+    def hook(when: str, box: Watched, command: str, env: Mapping[str, str]) -> None:
+        if when == "before" and command == problem.benchmark_command:
+            seeds.append((box.role, env[BENCH_SEED_ENV]))
+
+    v = _grade(problem, Boxes(problem, hook))
+    assert v.passed is True and v.stages["benchmark"].status == "ok", v.reason
+    assert [role for role, _ in seeds] == ["solution", "baseline"] * 2
+    (_, a), (_, b), (_, c), (_, d) = seeds
+    assert a == b and c == d and a != c and a.isdigit() and c.isdigit()
