@@ -18,6 +18,7 @@ unknown options) runs the real nvcc unchanged, uncached: a miss costs nothing bu
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -114,6 +115,10 @@ def run(argv: list[str], real: str, ccache: str, cached: set[str]) -> int:
     sys.stdout.flush()
     if status:
         return status
+    if "-keep" in os.environ.get("NVCC_APPEND_FLAGS", "").split():  # static_cpp.build_env
+        for src, obj in objects.items():  # the solution's objects, where nvcc -keep puts them
+            if os.path.normpath(src) not in cached:
+                shutil.copyfile(obj, os.path.splitext(os.path.basename(src))[0] + ".o")
     link = [objects.get(arg, arg) for arg in argv]
     return subprocess.call([real, *link])
 

@@ -40,6 +40,7 @@ from cudaenv.grading.stages import (
 )
 from cudaenv.grading.static_checks import analyse
 from cudaenv.grading.static_cpp import apply as toolchain_check
+from cudaenv.grading.static_cpp import build_env as keep_env
 from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
 from cudaenv.grading.verdict import StageResult, Timing, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
@@ -281,7 +282,13 @@ class _Grading:
             p.build_command or "",
             self.env(box),
             lambda: _prepare(
-                box, p, self.files.all, self.env(box), self.timeout, self.cache, self.builder
+                box,
+                p,
+                self.files.all,
+                keep_env(p.build_command, self.env(box)),  # nvcc -keep: static_cpp reads it
+                self.timeout,
+                self.cache,
+                self.builder,
             ),
         )
         v.stages["build"] = build

@@ -156,3 +156,40 @@ def test_nvcc_header_reached_through_dotdot_is_a_library() -> None:
     src = "#include <cuda/../cub/version.cuh>\n__global__ void k(float* x) { x[0] = 1.f; }\n"
     _, violations, _ = run_check(NVCC, {"solution.cu": src}, ["libraries"])
     assert any("cub/version.cuh" in v and "<cub/" in v for v in violations)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_builds_kept_outputs_are_what_is_checked_then_removed(tmp_path) -> None:
+    # build_env makes nvcc keep its intermediates; the check reads the build's own object
+    # (here swapped for one that calls system(), to show it is that file that is read)
+    from cudaenv.grading.static_cpp import build_env
+
+    src = "__global__ void k(float* x) { x[0] = 1.f; }\nint main() { k<<<1, 1>>>(nullptr); }\n"
+    other = 'extern "C" int system(const char*);\nint peek() { return system("x"); }\n'
+    build = "nvcc -O2 -o test.out solution.cu"
+    solution = [SourceFile(path="solution.cu", content=src)]
+    with LocalSandbox(isolation="rlimits") as box:
+        box.write_file("solution.cu", src)
+        box.write_file("other.cpp", other)
+        env = build_env(build, box.toolchain_env())
+        assert box.exec(build, timeout=300, env=env).exit_code == 0
+        assert {"solution.o", "solution.cpp4.ii"} <= set(box.list_files())
+        assert box.exec("g++ -c other.cpp -o solution.o", timeout=120, env=env).exit_code == 0
+        result = check(box, build, solution, solution, env, [], timeout=120)
+        left = set(box.list_files())
+    assert result is not None
+    assert any("references 'system'" in v for v in result[1])
+    assert not {"solution.o", "solution.cpp4.ii", "solution.ptx"} & left
+    assert {"test.out", "solution.cu", "other.cpp"} <= left
+
+
+def test_build_env_keeps_only_for_a_plain_nvcc_build() -> None:
+    assert "-keep" in build_env_of(NVCC)
+    assert build_env_of(GXX) == ""
+    assert build_env_of("make all") == ""
+
+
+def build_env_of(build: str) -> str:
+    from cudaenv.grading.static_cpp import build_env
+
+    return build_env(build, {}).get("NVCC_APPEND_FLAGS", "")
