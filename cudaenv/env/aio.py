@@ -7,7 +7,12 @@ a thread instead of starting hundreds of threads at once. ``asyncio.to_thread`` 
 its default executor (``min(32, cpus + 4)`` threads) is shared with the rest of the
 application, and tool calls that wait minutes would starve its other users.
 
-The bound is ``CUDAENV_ASYNC_THREADS`` (default 128), read when the pool is first used.
+The bound is ``CUDAENV_ASYNC_THREADS`` (default 128), read when the pool is first used;
+threads start as calls need them. They are daemon threads (unlike ``ThreadPoolExecutor``'s,
+which the interpreter joins at exit): a trainer stopped with Ctrl-C exits without waiting for
+the steps still running, and the sandboxes' own exit handlers clean up after them. The pool
+does not declare its bound to the sandboxes' memory default (``declare_workers``): with
+many concurrent episodes, pass ``sandbox_options={"limits": ...}`` sized for them.
 Cancelling an ``astep`` does not stop the step already running in its thread: the env is
 closed as soon as that step returns, so a cancelled batch leaves no sandbox behind.
 """
@@ -16,9 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from cudaenv.errors import CudaEnvError, SpecError
@@ -28,7 +34,46 @@ DEFAULT_THREADS = 128
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+_pool: DaemonExecutor | None = None
+
+
+class DaemonExecutor:
+    """At most ``bound`` daemon threads, started on demand, running calls in submission order."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0  # threads free to take the next call
+
+    @property
+    def threads(self) -> int:
+        return self._threads
+
+    def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        fut: Future[T] = Future()
+        with self._lock:
+            self._queue.put((fut, lambda: fn(*args, **kwargs)))
+            if self._idle:
+                self._idle -= 1
+            elif self._threads < self.bound:
+                self._threads += 1
+                name = f"cudaenv-async_{self._threads}"
+                threading.Thread(target=self._loop, name=name, daemon=True).start()
+        return fut
+
+    def _loop(self) -> None:
+        while True:
+            fut, call = self._queue.get()
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(call())
+                except BaseException as exc:  # handed to whoever awaits the future
+                    fut.set_exception(exc)
+            del fut, call
+            with self._lock:
+                self._idle += 1
 
 
 def async_threads() -> int:
@@ -45,12 +90,12 @@ def async_threads() -> int:
     return value
 
 
-def executor() -> ThreadPoolExecutor:
+def executor() -> DaemonExecutor:
     """The process-wide pool the async env methods run on (created on first use)."""
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(async_threads(), thread_name_prefix="cudaenv-async")
+            _pool = DaemonExecutor(async_threads())
         return _pool
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -119,3 +120,25 @@ def test_async_pool_bound_from_the_environment(monkeypatch) -> None:
         monkeypatch.setenv(aio.ENV_VAR, bad)
         with pytest.raises(SpecError, match=aio.ENV_VAR):
             aio.async_threads()
+
+
+def test_pool_is_bounded_and_daemon() -> None:
+    pool = aio.DaemonExecutor(2)
+    gate, lock, running = threading.Event(), threading.Lock(), [0]
+
+    def call(i: int) -> int:
+        with lock:
+            running[0] += 1
+        gate.wait(60)  # hang guard only: the test opens the gate
+        return i * i
+
+    futures = [pool.submit(call, i) for i in range(5)]
+    deadline = time.monotonic() + 60
+    while running[0] < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert running[0] == 2 and pool.threads == 2  # the other three wait for a thread
+    names = [t for t in threading.enumerate() if t.name.startswith("cudaenv-async_")]
+    assert names and all(t.daemon for t in names)
+    gate.set()
+    assert [f.result(timeout=60) for f in futures] == [0, 1, 4, 9, 16]
+    assert pool.threads == 2
