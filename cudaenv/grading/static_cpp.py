@@ -62,6 +62,9 @@ _KEPT = (
     '"$s.o" "$s.cpp1.ii" "$s.cpp4.ii" "$s".cudafe1.* "$s.fatbin" "$s.fatbin.c" "$s.module_id" '
     '"$s.ptx" "$s".sm_*.cubin "$s".compute_*.cubin'
 )
+_COMPILER_OUTPUT = re.compile(
+    r"\.(o|i|ii|ptx|cubin|fatbin|module_id|gpu|reg\.c)$|\.cudafe1\.|\.fatbin\.c$"
+)
 _KEPT_LINK = "*_dlink.o *_dlink.fatbin *_dlink.fatbin.c *_dlink.reg.c *_dlink.sm_*.cubin"
 
 
@@ -132,7 +135,7 @@ _NM = (
 )
 
 
-def _script(p: Plan, sources: list[tuple[str, bool]], report: str) -> str:
+def _script(p: Plan, sources: list[tuple[str, bool]], report: str, kept: bool = False) -> str:
     """One shell run: compile each source to an object, keep its preprocessed TUs, print the
     solution's own lines, the headers, the symbols and the initialisers into ``report``."""
     nvcc = p.compiler == "nvcc"
@@ -154,7 +157,7 @@ def _script(p: Plan, sources: list[tuple[str, bool]], report: str) -> str:
         compile_ = (
             f'{shlex.quote(p.compiler)} {flags} {lang}-c {q} -o "$o/x.o" {keep} > "$o/log" 2>&1'
         )
-        if nvcc and not header and src.endswith(".cu") and stems.count(stem) == 1:
+        if kept and nvcc and not header and src.endswith(".cu") and stems.count(stem) == 1:
             # the build's own outputs, kept by nvcc -keep (see build_env), else compile again
             k = shlex.quote(stem)
             compile_ = (
@@ -349,7 +352,9 @@ def check(
     started = time.perf_counter()
     report = f".cudaenv-toolchain-{secrets.token_hex(6)}.txt"
     names = "\n".join(posixpath.normpath(f.path) for f in own)
-    res = box.exec(_script(p, units, report), timeout=timeout, env={**env, "CUDAENV_OWN": names})
+    kept = "NVCC_APPEND_FLAGS" in build_env(build_command, {})  # the build ran with -keep
+    script = _script(p, units, report, kept)
+    res = box.exec(script, timeout=timeout, env={**env, "CUDAENV_OWN": names})
     try:
         text = box.read_file(report).decode("utf-8", "replace")
     except OSError:
@@ -360,7 +365,12 @@ def check(
         # the solution's own build passed, so a check that could not run is the machinery's fault
         why = "timed out" if res.timed_out else f"exit code {res.exit_code}"
         raise StageInfrastructureFault(f"toolchain check failed ({why}): {res.stderr[-300:]}")
-    violations: list[str] = []
+    # a solution file shaped like a kept compiler output would stand in for the build's own
+    violations = [
+        f"{f.path}: a compiler output among the solution files (stands in for the build's)"
+        for f in solution
+        if _COMPILER_OUTPUT.search(PurePosixPath(f.path).name)
+    ]
     for u in _parse(text):
         if u.rc != 0:
             if not any(u.path == s for s, h in units if not h):

@@ -193,3 +193,15 @@ def build_env_of(build: str) -> str:
     from cudaenv.grading.static_cpp import build_env
 
     return build_env(build, {}).get("NVCC_APPEND_FLAGS", "")
+
+
+def test_a_compiler_output_among_the_solution_files_fails() -> None:
+    # a shipped solution.cpp4.ii / solution.o would stand in for what nvcc -keep writes
+    files = {
+        "solution.cpp": "int add(int a, int b) { return a + b; }\n",
+        "solution.cpp4.ii": "int add(int a, int b) { return a + b; }\n",
+    }
+    _, violations, _ = run_check(GXX, files)
+    assert violations == [
+        "solution.cpp4.ii: a compiler output among the solution files (stands in for the build's)"
+    ]
