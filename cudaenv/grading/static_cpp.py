@@ -280,9 +280,13 @@ def unit_violations(path: str, own: str, headers: Iterable[str], banned: list[st
             target = code[i + 4] if code[i + 3] == "::" and i + 4 < len(code) else code[i + 3]
             if target in namespaces:
                 out.append(f"{path}: namespace alias of {target}::, which this problem forbids")
-    for header in {posixpath.normpath(h) for h in headers}:
+    hits: dict[str, list[str]] = {}
+    for header in dict.fromkeys(posixpath.normpath(h) for h in headers):  # in include order
         if (entry := _library_header(header, banned)) is not None:
-            out.append(f"{path}: includes {header!r} ({entry}...), which this problem forbids")
+            hits.setdefault(entry, []).append(header)
+    for entry, found in hits.items():
+        more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+        out.append(f"{path}: includes {found[0]!r}{more} ({entry}...), which this problem forbids")
     return out
 
 
