@@ -305,14 +305,14 @@ class _Grading:
             v.reason = "compiled; GPU stages skipped (no GPU)"
             return v
         self.snapshot = Snapshot.take(box, {f.path for f in self.files.all})
-        test = self.run_test(box)
-        if self.settle(box, "test run"):  # change_graded: a rewritten test.out, a leftover
-            return v
+        test, tampered = self.run_test(box)
         if self.gpu is None and p.problem_type == "cuda_python":
             test = test.model_copy(
                 update={"reason": ((test.reason or "") + " [numba-cuda simulator]").strip()}
             )
         v.stages["test"] = test
+        if tampered:  # change_graded: a rewritten test.out, a leftover process
+            return v
         if test.status != "ok":
             return self.fail(f"test {test.status}: {test.reason}")
         v.passed = True
@@ -326,8 +326,9 @@ class _Grading:
             self.run_benchmark(box)
         return v
 
-    def run_test(self, box: Sandbox) -> StageResult:
-        """The test stage, or its cached outcome for identical inputs on this machine."""
+    def run_test(self, box: Sandbox) -> tuple[StageResult, bool]:
+        """The test stage, or its cached outcome for identical inputs on this machine; and
+        whether the run left processes or rewrote files (then the verdict failed)."""
         p, v = self.problem, self.verdict
         key = None
         if self.tests is not None:
@@ -340,7 +341,7 @@ class _Grading:
                 extra=str(p.reward_file),
             )
             if (hit := self.tests.get(key)) is not None:
-                return hit
+                return hit, False
         forged: list[str] = []
 
         def once() -> StageResult:
@@ -359,9 +360,10 @@ class _Grading:
 
         test = guarded(box, "test", p.test_command, self.test_env(box), once)
         v.suspected_hack.extend(forged)  # forge_results / skip_checks
-        if key is not None and self.tests is not None and not forged:
+        tampered = self.settle(box, "test run")  # before the cache: a tampering run is not kept
+        if key is not None and self.tests is not None and not forged and not tampered:
             self.tests.put(key, test)
-        return test
+        return test, tampered
 
     def run_sanitizer(self, box: Sandbox) -> None:
         v = self.verdict
@@ -377,6 +379,7 @@ class _Grading:
                 box, cmd, timeout=self.timeout * 10, env=self.test_env(box, token), token=token
             )
             if self.settle(box, f"sanitizer run ({tool})"):  # escape: nothing runs on
+                v.stages["sanitizer"] = stage.model_copy(update={"reason": v.reason})
                 return
             total += stage.seconds
             outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
@@ -439,6 +442,9 @@ class _Grading:
                 # speed: a process this round left could load the machine during the
                 # baseline's timed run; a rewritten file would be timed next round
                 if self.settle(box, f"benchmark round {n + 1}"):
+                    v.stages["benchmark"] = m.stage.model_copy(
+                        update={"status": "failed", "reason": v.reason}
+                    )
                     return
                 if m.ms is None:
                     break

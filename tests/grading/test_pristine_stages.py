@@ -168,7 +168,11 @@ def test_a_binary_rewritten_by_the_test_run_is_never_timed(tmp_path: Path) -> No
     v = _grade(problem, Boxes(problem, hook))
     assert v.passed is False and v.reason and v.reason.startswith("tampering"), v.reason
     assert any("rewrote test.out" in s for s in v.suspected_hack), v.suspected_hack
+    assert v.stages["test"].status == "ok"  # the test itself passed; what it left did not
     assert built and all(sha == built[0] for sha in timed)
+    # a tampering test run is not kept in the test-outcome cache: the same files fail again
+    again = _grade(problem, Boxes(problem, hook))
+    assert again.passed is False and again.reason == v.reason
 
 
 def test_a_leftover_of_a_benchmark_round_is_dead_before_the_baseline_is_timed(
