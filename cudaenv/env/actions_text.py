@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cudaenv.env.tools import MAX_ACTION_CHARS, TOOL_ARGS, ToolCall, parse_action
@@ -65,7 +65,6 @@ class Reply:
     calls: list[ParsedCall]
     message: dict[str, Any]
     kind: str = "calls"
-    ids: list[str] = field(default_factory=list)
 
 
 def no_call_help() -> str:
