@@ -11,8 +11,13 @@ One problem becomes::
 
 Only the context files enter the image; the hidden tests and the baseline travel in
 ``tests/`` (Harbor uploads it after the agent phase) and the reference in ``solution/``.
-The verifier grades in cudaenv's own fresh grading workspace, so what the agent did to the
-container beyond its files (edited headers, planted binaries or reward files) does not count.
+The verifier runs in Harbor's separate verifier environment (``environment_mode =
+"separate"``, harbor >= 0.25): a fresh container built from ``environment/``, into which Harbor
+copies only the declared artifact, the agent's workspace. Nothing the agent left running sees
+the verifier arrive, and the toolchain, Python and cudaenv it runs are the image's, not ones
+the agent could have replaced; the grade then runs in cudaenv's own fresh grading workspace, so
+what the agent did to its files beyond the solution (edited headers, planted binaries or reward
+files) does not count either.
 """
 
 from __future__ import annotations
@@ -247,7 +252,8 @@ def task_config(
         "source": "cudaenv",
     }
     return to_toml(
-        {"schema_version": "1.4"},
+        # the agent's workspace is the one artifact: the separate verifier sees it, nothing else
+        {"schema_version": "1.4", "artifacts": [WORKDIR]},
         {
             "task": {
                 "name": f"cudaenv/{task_dir_name(problem.task_id)}",
@@ -255,8 +261,10 @@ def task_config(
                 "keywords": ["cuda", problem.group, *m.tags],
             },
             "metadata": meta,
-            # building (<= 180 s), testing and benchmarking the baseline too
-            "verifier": {"timeout_sec": max(600.0, 20 * timeout), "environment_mode": "shared"},
+            # building (<= 180 s), testing and benchmarking the baseline too. "separate": a fresh
+            # container from environment/ (pristine toolchain, no process the agent left)
+            # grades, with only the workspace copied over
+            "verifier": {"timeout_sec": max(600.0, 20 * timeout), "environment_mode": "separate"},
             "agent": {"timeout_sec": agent_timeout_s},
             "environment": {
                 "cpus": cpus,

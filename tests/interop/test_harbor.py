@@ -27,6 +27,7 @@ HARBOR_SCRIPT = """
 import json, sys
 from pathlib import Path
 from harbor.models.task.task import Task
+from harbor.models.task.verifier_mode import resolve_verifier_environment_definition as verifier_env
 out = {}
 for d in sys.argv[1:]:
     t = Task(Path(d))
@@ -39,6 +40,8 @@ for d in sys.argv[1:]:
         "agent_timeout": c.agent.timeout_sec, "keywords": c.task.keywords,
         "metadata": c.metadata, "test": str(t.paths.discovered_test_path_for(e.os)),
         "solve": str(t.paths.solve_path), "env_dir": str(t.paths.environment_dir),
+        "artifacts": [a if isinstance(a, str) else a.source for a in c.artifacts],
+        "verifier_env_dir": str(verifier_env(c, t.paths).directory),
     }
 print(json.dumps(out))
 """
@@ -76,7 +79,9 @@ def test_exported_suite_loads_in_harbor(tmp_path: Path, harbor_python: str) -> N
             and got["network_mode"] == "no-network"
         )
         assert got["gpu_types"] == gpu_types(problem)
-        assert got["verifier_mode"] == "shared" and got["verifier_timeout"] >= 600
+        assert got["verifier_mode"] == "separate" and got["verifier_timeout"] >= 600
+        # a fresh container from environment/ grades, with only the workspace copied over
+        assert got["artifacts"] == ["/workspace"] and got["verifier_env_dir"] == got["env_dir"]
         assert got["agent_timeout"] > 0 and got["cpus"] and got["memory_mb"]
         assert problem.group in got["keywords"]
         assert got["metadata"]["task_id"] == problem.task_id

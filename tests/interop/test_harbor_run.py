@@ -10,6 +10,7 @@ release gate: oracle 1, nop 0. Offline, through
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -77,6 +78,45 @@ def test_harbor_runs_the_exported_task(
     # the reward is the one our tests/test.sh wrote (with cudaenv's verdict beside it)
     logs = Path(trial["trial_uri"].removeprefix("file://")) / "verifier"
     assert (logs / "reward.json").is_file() and (logs / "verdict.json").is_file()
+
+
+# leftover-sees-verifier: the "oracle" writes a wrong solution and leaves a loop that keeps
+# writing a perfect reward where the verifier writes its own, to outlive the agent phase
+LEFTOVER_SOLVE = """#!/usr/bin/env bash
+cd "${CUDAENV_WORKDIR:-/workspace}"
+printf 'def vector_add(a, b, out):\\n    pass\\n' > solution.py
+nohup bash -c 'while :; do mkdir -p /logs/verifier; echo "{\\"reward\\": 1.0}" > /logs/verifier/reward.json; sleep 0.05; done' >/dev/null 2>&1 &
+"""
+
+
+@pytest.mark.docker
+def test_a_process_the_agent_left_never_sees_the_verifier(
+    compose: None, harbor_python: str, tmp_path: Path
+) -> None:
+    """Harbor's separate verifier environment: a fresh container grades the workspace alone;
+    the agent's container (and the loop it left) is gone, so the wrong solution scores 0."""
+    task = export_problem(load_suite("builtin")[PROBLEM], tmp_path / "tasks", image=EVAL_IMAGE)
+    (task / "solution" / "solve.sh").write_text(LEFTOVER_SOLVE)
+    harbor = Path(harbor_python).parent / "harbor"
+    cmd = harbor_run_command(
+        harbor,
+        task,
+        tmp_path / "jobs",
+        "leftover",
+        agent="oracle",
+        cpus=min(2, os.cpu_count() or 1),
+    )
+    cmd += ["--override-memory-mb", "4096"]
+    res = subprocess.run(
+        cmd, env=harbor_env(), cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    [trial] = trial_results(tmp_path / "jobs" / "leftover")
+    assert trial["exception_info"] is None, trial["exception_info"]
+    assert trial["verifier_result"]["rewards"]["reward"] == 0.0, trial["verifier_result"]
+    logs = Path(trial["trial_uri"].removeprefix("file://")) / "verifier"
+    verdict = json.loads((logs / "verdict.json").read_text())
+    assert verdict["passed"] is False and verdict["compiled"] is not None
 
 
 def test_harbor_run_command() -> None:
