@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,14 +121,27 @@ def _send(stream: Any, header: dict[str, Any], arrays: list[np.ndarray]) -> None
     stream.flush()
 
 
-def _receive(stream: Any) -> tuple[dict[str, Any], list[np.ndarray]]:
-    line = stream.readline(1 << 16)
+def _receive_header(stream: Any) -> dict[str, Any]:
+    line = stream.readline(1 << 20)
     if not line:
         raise EOFError
     header = json.loads(line)
     if not isinstance(header, dict) or not isinstance(header.get("n_arrays"), int):
         raise ValueError("malformed message header")
+    return header
+
+
+def _receive(stream: Any) -> tuple[dict[str, Any], list[np.ndarray]]:
+    header = _receive_header(stream)
     return header, [_read_array(stream) for _ in range(header["n_arrays"])]
+
+
+def _send_lazily(stream: Any, header: dict[str, Any], arrays: list[Callable[[], Any]]) -> None:
+    """Like :func:`_send`, each array made only when it is written."""
+    stream.write(json.dumps({**header, "n_arrays": len(arrays)}).encode() + b"\n")
+    for make in arrays:
+        _write_array(stream, make())
+    stream.flush()
 
 
 def _encode_args(calls: list[list[Any]]) -> tuple[list[list[Any]], list[np.ndarray]]:
@@ -165,6 +179,7 @@ class SolutionProcess:
         self.module = module
         self._proc: subprocess.Popen[bytes] | None = None
         self._relay: threading.Thread | None = None
+        self._pending: Iterator[Result] = iter(())
         self.forged = False  # the solution printed a completion line
 
     def __enter__(self) -> SolutionProcess:
@@ -200,6 +215,7 @@ class SolutionProcess:
             return
         with contextlib.suppress(OSError):
             proc.stdin.close()  # type: ignore[union-attr]
+            proc.stdout.close()  # type: ignore[union-attr]  # an unread reply: the child stops
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -211,33 +227,60 @@ class SolutionProcess:
             print(FORGERY_MARK, flush=True)
             raise ChildError("the solution printed a completion line")
 
-    def _request(self, header: dict[str, Any], calls: list[list[Any]], expect: int) -> list[Result]:
+    def _request(
+        self, header: dict[str, Any], calls: list[list[Any]], expect: int
+    ) -> Iterator[Result]:
+        """Send one request; the reply's arrays are read one result at a time, as the caller
+        takes them (a benchmark's outputs never need to be in memory together)."""
         if self._proc is None:
             raise ChildError("the solution process is not running")
+        for _ in self._pending:  # a reply not read to its end is read now
+            pass
         specs, table = _encode_args(calls)
         try:
             _send(self._proc.stdin, {**header, "calls": specs}, table)
-            reply, arrays = _receive(self._proc.stdout)
+            reply = _receive_header(self._proc.stdout)
         except (OSError, EOFError, ValueError) as exc:
-            code = self._proc.poll()
-            raise ChildError(f"solution process failed (exit code {code}): {exc!r}") from None
+            raise self._failed(exc) from None
         if "error" in reply:
             raise ChildError(f"solution raised {str(reply['error'])[:2000]}")
-        results: list[Result] = []
-        try:
-            for item in reply["results"]:
-                got = [arrays[i] for i in item["arrays"]]
-                results.append(Result(arrays=got, value=self._value(item["value"], arrays)))
-        except (KeyError, IndexError, TypeError) as exc:
-            raise ChildError(f"malformed reply from the solution process: {exc!r}") from None
-        if len(results) != expect:
+        items = reply.get("results")
+        if not isinstance(items, list) or len(items) != expect:
             raise ChildError("the solution process answered a different number of calls")
-        return results
+        self._pending = self._results(items, reply["n_arrays"])
+        return self._pending
+
+    def _failed(self, exc: BaseException) -> ChildError:
+        code = self._proc.poll() if self._proc else None
+        return ChildError(f"solution process failed (exit code {code}): {exc!r}")
+
+    def _results(self, items: list[Any], n_arrays: int) -> Iterator[Result]:
+        taken = 0
+
+        def take(index: Any) -> np.ndarray:
+            nonlocal taken
+            if index != taken or taken >= n_arrays:
+                raise ChildError("malformed reply from the solution process (array order)")
+            taken += 1
+            try:
+                return _read_array(self._proc.stdout)  # type: ignore[union-attr]
+            except (OSError, EOFError, ValueError) as exc:
+                raise self._failed(exc) from None
+
+        for item in items:
+            try:
+                got = [take(i) for i in item["arrays"]]
+                value = self._value(item["value"], take)
+            except (KeyError, TypeError) as exc:
+                raise ChildError(f"malformed reply from the solution process: {exc!r}") from None
+            yield Result(arrays=got, value=value)
+        if taken != n_arrays:
+            raise ChildError("malformed reply from the solution process (array count)")
 
     @staticmethod
-    def _value(spec: Any, arrays: list[np.ndarray]) -> Any:
+    def _value(spec: Any, take: Any) -> Any:
         if "array" in spec:
-            return arrays[spec["array"]][()]
+            return take(spec["array"])[()]
         if "foreign" in spec:
             return Foreign(str(spec["foreign"]))
         value = spec["scalar"]
@@ -248,12 +291,13 @@ class SolutionProcess:
     def call(self, args: list[Any], *, device: bool) -> Result:
         """Call the solution once; with ``device`` its arrays are CUDA device arrays (copied in
         before and out after, with a synchronize). Returns every array argument afterwards."""
-        return self._request({"op": "call", "device": device}, [args], 1)[0]
+        (result,) = self._request({"op": "call", "device": device}, [args], 1)
+        return result
 
-    def bench(self, calls: list[list[Any]], warm: list[Any], warmups: int = 3) -> list[Result]:
+    def bench(self, calls: list[list[Any]], warm: list[Any], warmups: int = 3) -> Iterator[Result]:
         """The benchmark: upload everything, call ``warm`` ``warmups`` times, then every call
-        in ``calls`` inside one NVTX ``bench_region`` ending with a synchronize. Returns, per
-        timed call, its :class:`Out` arrays and return value."""
+        in ``calls`` inside one NVTX ``bench_region`` ending with a synchronize. Yields, per
+        timed call, its :class:`Out` arrays and return value (read as they are taken)."""
         return self._request({"op": "bench", "warmups": warmups}, [*calls, warm], len(calls))
 
 
@@ -270,9 +314,10 @@ def _bench_region() -> Any:
         return contextlib.nullcontext()
 
 
-def _reply_value(value: Any, arrays: list[np.ndarray]) -> dict[str, Any]:
+def _reply_value(value: Any, arrays: list[Callable[[], Any]]) -> dict[str, Any]:
     if isinstance(value, np.generic | np.ndarray) and np.asarray(value).dtype.kind in "biuf":
-        arrays.append(np.asarray(value))
+        host = np.asarray(value)
+        arrays.append(lambda: host)
         return {"array": len(arrays) - 1}
     if value is None or isinstance(value, bool | int | float):
         return {"scalar": value}
@@ -307,13 +352,15 @@ def _child(module: str, function: str) -> None:
             return
         try:
             results, arrays = _serve(cuda, fn, header, table)
-            _send(proto_out, {"results": results}, arrays)
         except Exception as exc:  # the parent reports it as a failure
             _send(proto_out, {"error": f"{type(exc).__name__}: {exc}"}, [])
+            continue
+        del table
+        _send_lazily(proto_out, {"results": results}, arrays)
 
 
 def _serve(cuda: Any, fn: Any, header: dict[str, Any], table: list[np.ndarray]) -> Any:
-    """Run one request; returns the reply's results and its array table."""
+    """Run one request; returns the reply's results and, in order, what makes each array."""
     calls = header["calls"]
     bench = header["op"] == "bench"
     device = bench or bool(header.get("device"))
@@ -327,6 +374,8 @@ def _serve(cuda: Any, fn: Any, header: dict[str, Any], table: list[np.ndarray]) 
         return shared[spec["a"]]
 
     argv = [[bind(s) for s in call] for call in calls]
+    if device:
+        table.clear()  # uploaded: the host copies are not needed any more
     values = []
     if bench:
         *timed, warm = argv
@@ -342,13 +391,13 @@ def _serve(cuda: Any, fn: Any, header: dict[str, Any], table: list[np.ndarray]) 
         values.append(fn(*argv[0]))
         if device:
             cuda.synchronize()
-    arrays: list[np.ndarray] = []
+    arrays: list[Callable[[], Any]] = []  # copied to the host one at a time, as they are sent
     results = []
     for spec, args, value in zip(calls, timed, values, strict=False):
         idx = []
         for s, arg in zip(spec, args, strict=True):
             if "a" in s and (s["out"] or not bench):
-                arrays.append(arg.copy_to_host() if device else arg)
+                arrays.append(arg.copy_to_host if device else (lambda a=arg: a))
                 idx.append(len(arrays) - 1)
         results.append({"arrays": idx, "value": _reply_value(value, arrays)})
     return results, arrays
