@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import cudaenv
-from cudaenv.grading.baseline_cache import BaselineCache
+from cudaenv.grading.baseline_cache import BaselineCache, Provenance
 from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.cache_files import CacheWriteWarning
 from cudaenv.grading.outcome_cache import OutcomeCache
@@ -30,6 +30,7 @@ from tests.conftest import write_problem
 WRITERS = 4
 WRITES = 300
 KEY = "k" * 64
+PROV = Provenance(writer="a test", rounds=1, device="cpu", sandbox="local")
 
 
 def _hammer(args: tuple[str, str, int]) -> int:
@@ -45,7 +46,7 @@ def _hammer(args: tuple[str, str, int]) -> int:
                 ok = cache.get(KEY) is not None
             else:
                 base = BaselineCache()
-                base.put(KEY, Timing(samples_ms=[float(i)], median_ms=float(i)))
+                base.put(KEY, Timing(samples_ms=[float(i)], median_ms=float(i)), PROV)
                 ok = base.get(KEY) is not None
         except OSError:
             ok = False
@@ -99,7 +100,7 @@ def test_cache_writes_on_a_full_disk_warn_and_return(
     with pytest.warns(CacheWriteWarning, match="test outcome"):
         OutcomeCache().put(KEY, StageResult(status="ok", output_tail="x" * 100_000))
     with pytest.warns(CacheWriteWarning, match="baseline timing"):
-        BaselineCache().put(KEY, Timing(samples_ms=[1.0] * 20_000, median_ms=1.0))
+        BaselineCache().put(KEY, Timing(samples_ms=[1.0] * 20_000, median_ms=1.0), PROV)
     with LocalSandbox(isolation="rlimits") as box:
         box.write_file("big.bin", b"\1" * 200_000)
         with pytest.warns(CacheWriteWarning, match="build"):
