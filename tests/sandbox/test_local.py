@@ -614,6 +614,30 @@ def test_kill_processes_keeps_the_workspace(isolation: str) -> None:
         assert box.exec("echo ok", timeout=10).stdout == "ok\n"
 
 
+@pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
+def test_stray_processes_names_what_a_command_left(isolation: str) -> None:
+    """The grader asks right after each run of a solution: a setsid leftover is listed by its
+    host pid (the sandbox's own supervisor and slots never are), and none after a kill."""
+    if isolation == "bubblewrap" and not _probe_bwrap():
+        pytest.skip("bubblewrap is not usable here")
+    tag = f"cudaenv-sp-{uuid.uuid4().hex[:8]}"
+    with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
+        assert box.stray_processes() == []  # no runtime yet
+        box.exec("echo idle", timeout=10)
+        assert box.stray_processes() == []
+        box.exec(f"(setsid bash -c 'exec -a {tag} sleep 100000' >/dev/null 2>&1 &)", timeout=10)
+        end = time.monotonic() + 60  # a hang guard: the subshell may not have exec'd yet
+        while tag not in _host_cmdlines() and time.monotonic() < end:
+            time.sleep(0.01)
+        strays = box.stray_processes()
+        if strays is None:
+            pytest.skip("rlimits without cgroups: the backend cannot tell")
+        assert len(strays) == 1
+        assert tag.encode() in Path(f"/proc/{strays[0]}/cmdline").read_bytes()
+        box.kill_processes()
+        assert _wait_gone(tag) == [] and box.stray_processes() == []
+
+
 def _host_cmdlines() -> str:
     out = []
     for pid in os.listdir("/proc"):
