@@ -37,6 +37,13 @@ KILL_DEADLINE_S = 10.0
 _SPECIAL = "find . -mindepth 1 ! -type f ! -type d -printf '%P\\n'"
 
 
+def _interpreter_cache(rel: str) -> bool:
+    """Bytecode caches (``__pycache__``, ``.pyc``): rewritten by every honest import, so never
+    part of the snapshot; removed before each stage like any file a run added (a forged
+    ``.pyc`` of the harness is not loaded by the next run)."""
+    return "__pycache__" in rel.split("/") or rel.endswith((".pyc", ".pyo"))
+
+
 def _special(box: Sandbox) -> set[str]:
     return set(box.exec(_SPECIAL, timeout=60).stdout.splitlines())
 
@@ -55,7 +62,7 @@ class Snapshot:
 
     @classmethod
     def take(cls, box: Sandbox, inputs: set[str]) -> Snapshot:
-        files = {rel: box.read_file(rel) for rel in box.list_files()}
+        files = {rel: box.read_file(rel) for rel in box.list_files() if not _interpreter_cache(rel)}
         return cls(files, {rel for rel in files if rel not in inputs}, _special(box))
 
     def digests(self) -> dict[str, str]:
