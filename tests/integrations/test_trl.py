@@ -1,0 +1,196 @@
+"""The TRL adapter through its public methods, as GRPOTrainer drives it; the training example."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl", reason="the trl extra is not installed (pip install 'cudaenv[trl]')")
+
+from cudaenv.errors import (
+    CudaEnvError,
+    ModeError,
+    ProblemNotFoundError,
+    SandboxError,
+    SpecError,
+)
+from cudaenv.integrations.trl import dataset_rows, environment_factory
+from cudaenv.problems import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = ["py-vector-add", "py-relu-clip"]
+TOOLS = ["bash", "edit_file", "list_files", "read_file", "submit", "write_file"]
+
+
+def _sandbox_dirs() -> set[str]:
+    """This process's local sandbox directories (agent and grading sandboxes alike)."""
+    parent = Path(tempfile.gettempdir()).resolve() / "cudaenv-sandboxes"
+    mine = f"{os.getpid()}-"
+    return (
+        {p.name for p in parent.iterdir() if p.name.startswith(mine)} if parent.is_dir() else set()
+    )
+
+
+def _descendants() -> set[int]:
+    """Live (non-zombie) processes descending from this one."""
+    parent_of: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b"Z":
+            parent_of[int(entry)] = int(fields[1])
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, ppid in parent_of.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+def _broken_sandbox():
+    raise SandboxError("no sandbox today: the pool is exhausted")
+
+
+def test_public_functions_are_the_six_tools_with_schemas() -> None:
+    """TRL turns every public function but reset/get_reward into a tool (inspect, as TRL does);
+    each one's schema (type hints + Args:) is what transformers renders into the prompt."""
+    from transformers.utils import get_json_schema
+
+    env_cls = environment_factory("builtin", ids=TASKS)
+    public = [n for n, _ in inspect.getmembers(env_cls, inspect.isfunction) if n[0] != "_"]
+    assert sorted(set(public) - {"reset", "get_reward"}) == TOOLS
+    env = env_cls()
+    schemas = {n: get_json_schema(getattr(env, n))["function"] for n in TOOLS}
+    assert schemas["write_file"]["parameters"]["required"] == ["path", "content"]
+    assert schemas["bash"]["parameters"]["properties"]["timeout"]["type"] == "integer"
+    assert all(s["description"] for s in schemas.values())
+
+
+def test_dataset_rows_feed_reset_and_a_dataset() -> None:
+    import datasets
+
+    rows = dataset_rows("builtin", "solve", ids=TASKS)
+    assert sorted(r["task_id"] for r in rows) == sorted(TASKS)
+    assert rows[0]["prompt"][-1] == {"role": "user", "content": ""}
+    ds = datasets.Dataset.from_list(rows)
+    assert set(ds.column_names) == {"prompt", "task_id"}
+    env = environment_factory("builtin", ids=TASKS)()
+    text = env.reset(**ds[0])  # TRL passes the whole row
+    assert "solution.py" in text
+    assert env.submit().startswith("submitted for grading: failed")
+    with pytest.raises(ProblemNotFoundError, match="py-vector-ad"):
+        dataset_rows("builtin", ids=["py-vector-ad"])
+
+
+def test_bad_factory_options_fail_now_naming_them() -> None:
+    with pytest.raises(SpecError, match="max_stepz"):
+        environment_factory("builtin", max_stepz=3)
+    with pytest.raises(ModeError, match="'solv'"):
+        environment_factory("builtin", mode="solv")
+    env = environment_factory("builtin", ids=TASKS)()
+    with pytest.raises(ProblemNotFoundError, match="py-vector-ad"):
+        env.reset(task_id="py-vector-ad")
+
+
+def test_nop_submit_scores_zero_and_later_calls_raise() -> None:
+    env = environment_factory("builtin", ids=TASKS)()
+    with pytest.raises(CudaEnvError, match="before reset"):
+        env.list_files()
+    env.reset(task_id="py-vector-add")
+    env.submit()
+    assert env.get_reward() == 0.0
+    assert env.info["reward_valid"] is True and env.info["failure"] == "agent"
+    for call in (env.submit, env.list_files, lambda: env.write_file("solution.py", "x = 1\n")):
+        with pytest.raises(CudaEnvError, match="episode is over"):
+            call()
+    assert env.get_reward() == 0.0  # idempotent
+
+
+def test_malformed_tool_arguments_are_an_error_observation() -> None:
+    env = environment_factory("builtin", ids=TASKS)()
+    env.reset(task_id="py-relu-clip")
+    bad_path = env.write_file(path=5, content="x")  # type: ignore[arg-type]
+    assert bad_path.startswith("error:") and "path" in bad_path
+    bad_timeout = env.bash(command="ls", timeout=0)
+    assert bad_timeout.startswith("error:") and "timeout" in bad_timeout
+    assert not env.write_file("scratch.txt", "ok\n").startswith("error")  # the episode goes on
+    assert "scratch.txt" in env.list_files()
+    env.submit()
+    assert env.get_reward() == 0.0
+
+
+def test_broken_sandbox_factory_gives_none_the_mask() -> None:
+    env = environment_factory("builtin", ids=TASKS, sandbox=_broken_sandbox)()
+    text = env.reset(task_id="py-vector-add")
+    assert text.startswith("error: the environment could not start") and "exhausted" in text
+    assert env.get_reward() is None
+    with pytest.raises(CudaEnvError, match="failed at reset"):
+        env.bash("ls")
+
+
+def test_broken_grading_sandbox_gives_none() -> None:
+    env = environment_factory("builtin", ids=TASKS, grading_sandbox=_broken_sandbox)()
+    env.reset(task_id="py-vector-add")
+    env.write_file("solution.py", "def vector_add(a, b, out):\n    pass\n")
+    env.submit()
+    assert env.get_reward() is None
+    assert env.info["reward_valid"] is False and env.info["failure"] == "infrastructure"
+
+
+def test_reused_instance_two_tasks_in_a_row_leaves_nothing_behind() -> None:
+    env_cls = environment_factory("builtin", ids=TASKS)
+    warm = env_cls()  # helpers the process keeps (the first grading) start here
+    warm.reset(task_id="py-relu-clip")
+    warm.submit()
+    dirs, procs = _sandbox_dirs(), _descendants()
+    env = env_cls()
+    env.reset(task_id="py-vector-add")
+    env.write_file("notes.txt", "first task\n")
+    assert _sandbox_dirs() - dirs  # the count sees a live episode
+    text = env.reset(task_id="py-relu-clip")  # the unfinished first episode's sandbox goes
+    assert "relu" in text.lower()
+    assert "notes.txt" not in env.list_files()
+    assert len(_sandbox_dirs() - dirs) == 1
+    assert env.get_reward() == 0.0  # never submitted: graded as it stands (nothing written)
+    assert env.info["truncation_reason"] is None and env.info["task_id"] == "py-relu-clip"
+    assert _sandbox_dirs() <= dirs
+    assert _descendants() <= procs
+
+
+@pytest.mark.slow
+def test_oracle_files_via_write_file_and_submit_score_one() -> None:
+    problem = load_suite("builtin")["py-vector-add"]
+    env = environment_factory("builtin", ids=TASKS)()
+    env.reset(task_id=problem.task_id)
+    for f in problem.solution.files:
+        assert "error" not in env.write_file(f.path, f.content)
+    assert env.submit() == "submitted for grading: passed"
+    assert env.get_reward() == 1.0
+    assert env.info["is_success"] is True
+
+
+@pytest.mark.slow
+def test_train_grpo_example_runs_one_finite_step() -> None:
+    """examples/train_grpo_trl.py: GRPOTrainer, a tiny random model, two problems, one step."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TRL_EXPERIMENTAL_SILENCE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "examples/train_grpo_trl.py", "--max-steps", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "finite loss and gradients: OK" in proc.stdout
+    assert "env rewards seen: 4" in proc.stdout
