@@ -92,6 +92,7 @@ class Plan:
 
     compiler: str
     flags: tuple[str, ...]
+    exact: bool = True  # False: guessed (the build is not one compiler command)
 
 
 def plan(build_command: str | None) -> Plan | None:
@@ -104,7 +105,7 @@ def plan(build_command: str | None) -> Plan | None:
     except ValueError:
         words = []
     if not words or PurePosixPath(words[0]).name not in _COMPILERS:
-        return Plan("nvcc", ("-I", "include", "-I", "."))
+        return Plan("nvcc", ("-I", "include", "-I", "."), exact=False)
     flags: list[str] = []
     it = iter(words[1:])
     for w in it:
@@ -379,6 +380,11 @@ def check(
         if u.rc != 0:
             if not any(u.path == s for s, h in units if not h):
                 continue  # a header that needs its includer's context: its lines are checked there
+            if not p.exact:  # flags guessed for a make/script build: not the solution's fault
+                raise StageInfrastructureFault(
+                    f"toolchain check: {u.path} does not compile with the flags guessed for "
+                    f"build_command {build_command!r}: {u.log[-300:]}"
+                )
             violations.append(f"{u.path}: does not compile on its own with the build's flags")
             continue
         violations += unit_violations(u.path, u.own, u.headers or [], banned)

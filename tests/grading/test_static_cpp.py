@@ -59,7 +59,7 @@ def test_text_checks_see_spliced_identifiers_and_directives() -> None:
 def test_plan_takes_the_builds_compiler_and_flags() -> None:
     got = plan("nvcc -I include -O2 -arch sm_80 -o test.out solution.cu test/*.cu -lcublas")
     assert got == Plan("nvcc", ("-I", "include", "-O2", "-arch", "sm_80"))
-    assert plan("make all") == Plan("nvcc", ("-I", "include", "-I", "."))
+    assert plan("make all") == Plan("nvcc", ("-I", "include", "-I", "."), exact=False)
     assert plan(None) is None
 
 
