@@ -23,7 +23,7 @@ import statistics
 import time
 from typing import Any
 
-from cudaenv.env.aio import async_threads
+from cudaenv.env.aio import ENV_VAR, async_threads
 from cudaenv.env.core import CudaEnv
 from cudaenv.env.trajectory import Trajectory
 from cudaenv.problems.model import Problem, SourceFile
@@ -97,6 +97,17 @@ async def run_async(problem: Problem, n: int) -> tuple[float, list[float], int]:
     return seconds, lateness, sum(done)
 
 
+async def idle_ticks(seconds: float) -> list[float]:
+    """The ticker alone for ``seconds``: how late wake-ups are with no episode running."""
+    lateness: list[float] = []
+    stop = asyncio.Event()
+    ticker = asyncio.create_task(_ticker(stop, lateness))
+    await asyncio.sleep(seconds)
+    stop.set()
+    await ticker
+    return lateness
+
+
 def run_threaded(problem: Problem, n: int, workers: int) -> tuple[float, int]:
     start = time.perf_counter()
     results = list(run_episodes(StepsAgent, [problem], attempts=n, workers=workers))
@@ -108,15 +119,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=64, help="concurrent episodes")
     parser.add_argument(
+        "--threads", type=int, default=None, help="the async pool's bound (CUDAENV_ASYNC_THREADS)"
+    )
+    parser.add_argument(
         "--workers", type=int, default=None, help="runner threads (default: episodes, at most 64)"
     )
     args = parser.parse_args()
     n = args.episodes
+    if args.threads:
+        os.environ[ENV_VAR] = str(args.threads)
     workers = args.workers or min(n, 64)
     problem = trivial_problem()
     load_before = os.getloadavg()[0]
 
-    asyncio.run(run_async(problem, 2))  # warm-up: the pool's threads, the sandbox's helpers
+    idle = asyncio.run(idle_ticks(1.0))  # the machine's own noise, nothing else running
+    asyncio.run(run_async(problem, 2))  # warm-up: the sandbox's helpers, a first pool thread
     t_async, lateness, ok_async = asyncio.run(run_async(problem, n))
     t_thr, ok_thr = run_threaded(problem, n, workers)
 
@@ -140,6 +157,7 @@ def main() -> None:
         f"event loop stall: worst {worst_ms:.1f} ms, p99 {p99_ms:.1f} ms over {len(lateness)} ticks "
         f"(target worst <= 10 ms) {'OK' if worst_ms <= 10 else 'MISS'}"
     )
+    print(f"ticker alone (machine noise): worst {max(idle) * 1000:.1f} ms over {len(idle)} ticks")
     print(
         f"load average (1 min) before/after: {load_before:.1f} / {os.getloadavg()[0]:.1f} "
         f"on {os.cpu_count()} CPUs"

@@ -46,6 +46,10 @@ class DaemonExecutor:
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0  # threads free to take the next call
+        # Thread.start() blocks until the new thread runs: a starter thread pays that wait,
+        # never the event loop that submits (on a loaded host a start can take 100s of ms)
+        self._starts: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._starter: threading.Thread | None = None
 
     @property
     def threads(self) -> int:
@@ -59,9 +63,18 @@ class DaemonExecutor:
                 self._idle -= 1
             elif self._threads < self.bound:
                 self._threads += 1
-                name = f"cudaenv-async_{self._threads}"
-                threading.Thread(target=self._loop, name=name, daemon=True).start()
+                self._starts.put(f"cudaenv-async_{self._threads}")
+                if self._starter is None:
+                    self._starter = threading.Thread(
+                        target=self._start_workers, name="cudaenv-async-starter", daemon=True
+                    )
+                    self._starter.start()
         return fut
+
+    def _start_workers(self) -> None:
+        while True:
+            name = self._starts.get()
+            threading.Thread(target=self._loop, name=name, daemon=True).start()
 
     def _loop(self) -> None:
         while True:

@@ -8,6 +8,7 @@ step/token budget) ends the episode and grades the workspace's files in a fresh 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import time
 import uuid
@@ -46,6 +47,19 @@ from cudaenv.sandbox.base import Sandbox
 
 RESET_OPTIONS = frozenset({"task_id", "mode"})
 Mode = str
+
+
+@functools.cache
+def _text_prototype(max_length: int, min_length: int) -> spaces.Text:
+    return spaces.Text(max_length=max_length, min_length=min_length, charset=CHARSET)
+
+
+def _text_space(max_length: int, min_length: int) -> spaces.Text:
+    """A Text space over CHARSET: a copy of one prototype (building its character tables
+    takes ~1 ms, paid by every env made on an event loop) with its own, unseeded RNG."""
+    space = copy.copy(_text_prototype(max_length, min_length))
+    space._np_random = None
+    return space
 
 
 class CudaEnv(gym.Env[str, str]):
@@ -137,10 +151,8 @@ class CudaEnv(gym.Env[str, str]):
         self._sandbox_options = dict(sandbox_options or {})
         self._grading_sandbox = grading_sandbox or sandbox
         self._repair_verdict = repair_verdict
-        self.observation_space = spaces.Text(
-            max_length=MAX_OBS_CHARS + 200, min_length=0, charset=CHARSET
-        )
-        self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=1, charset=CHARSET)
+        self.observation_space = _text_space(MAX_OBS_CHARS + 200, 0)
+        self.action_space = _text_space(MAX_ACTION_CHARS, 1)
         self._sandbox: Sandbox | None = None
         self._done = True
         self.trajectory: Trajectory | None = None
