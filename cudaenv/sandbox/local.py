@@ -81,6 +81,14 @@ HANDOVER_TIMEOUT_S = 10.0
 _swept = False
 
 
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether ``fd`` is readable within ``timeout_s``: poll, since select() refuses the fds
+    above 1023 that a process with hundreds of sandboxes open hands out."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(timeout_s * 1000))
+
+
 def _sandbox_parent() -> Path:
     return Path(tempfile.gettempdir()).resolve() / _PARENT_NAME
 
@@ -523,7 +531,7 @@ class LocalSandbox(Sandbox):
         buf = b""
         end = time.monotonic() + 30
         while time.monotonic() < end:
-            ready, _, _ = select.select([info_r], [], [], max(0.0, end - time.monotonic()))
+            ready = _readable(info_r, max(0.0, end - time.monotonic()))
             chunk = os.read(info_r, 4096) if ready else b""
             buf += chunk
             with contextlib.suppress(ValueError):
@@ -643,7 +651,7 @@ class LocalSandbox(Sandbox):
                 if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
                     slot.dead = True
                     raise SandboxError(f"cannot reach the sandbox worker: {exc}") from exc
-            if not rt.alive() or select.select([rt.live_fd], [], [], 0)[0]:
+            if not rt.alive() or _readable(rt.live_fd, 0):
                 rt.dead = True
                 raise self._dead_error()
             if self._slot_gone(slot):

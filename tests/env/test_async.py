@@ -142,3 +142,23 @@ def test_pool_is_bounded_and_daemon() -> None:
     gate.set()
     assert [f.result(timeout=60) for f in futures] == [0, 1, 4, 9, 16]
     assert pool.threads == 2
+
+
+def test_an_episode_runs_when_fds_are_above_1024(cpu_problem) -> None:
+    """Hundreds of open sandboxes push fd numbers past select()'s 1024 limit: still works."""
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < 1400:
+        pytest.skip(f"RLIMIT_NOFILE {soft} is too low to hold 1100 descriptors")
+    held = [os.open("/dev/null", os.O_RDONLY) for _ in range(1100)]
+    try:
+        assert max(held) > 1024
+        env = cudaenv.make(cpu_problem)
+        asyncio.run(env.areset())
+        obs, *_ = asyncio.run(env.astep({"tool": "bash", "args": {"command": "echo high"}}))
+        assert "exit code: 0" in obs and "high" in obs
+        env.close()
+    finally:
+        for fd in held:
+            os.close(fd)
