@@ -1,0 +1,241 @@
+"""verifiers (v1) adapter: cudaenv problems as a verifiers taskset, harness and env.
+
+verifiers v1 splits an environment into a ``Taskset`` (rows in), a ``Harness`` (the agent
+program that talks to the model through verifiers' interception endpoint, which records
+the trace), a per-rollout ``Runtime``, and ``Task`` rewards. Here:
+
+- :class:`CudaTaskset` yields one :class:`CudaTask` per problem (``source``/``ids``/
+  ``groups``/``mode``); its reward is the cudaenv episode's reward.
+- :class:`CudaHarness` runs the episode in-process: a fresh :class:`~cudaenv.env.core.CudaEnv`
+  per rollout, the model called at the rollout's endpoint with cudaenv's tools, every reply
+  stepped with ``astep`` until ``submit`` or the step budget. The env is closed when the
+  rollout ends, raises or is cancelled (a cancelled ``astep`` closes it once its thread
+  returns). The work happens in cudaenv's own sandbox, so the rollout runtime is the
+  light ``subprocess`` one.
+- An infrastructure fault (the sandbox cannot start; the verdict's ``failure`` is
+  "infrastructure") raises ``vf.SandboxError``: verifiers records it as the trace's
+  ``last_error``, skips scoring and marks the rollout not ok, so prime-rl masks it
+  instead of training on a 0.
+- :class:`CudaVfEnv` is the single-agent env with that runtime as its default.
+
+verifiers finds plugins by importing the taskset id as a top-level module: the id is
+``cudaenv-vf`` (module ``cudaenv_vf``), which :func:`load_environment` aliases to this
+module and ``environments/cudaenv_vf`` installs for ``vf-eval`` (see the README).
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from cudaenv.errors import MissingExtraError, ModeError, ProblemNotFoundError, SpecError
+
+try:
+    import verifiers.v1 as vf
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise MissingExtraError(
+        "cudaenv.integrations.verifiers needs verifiers: pip install 'cudaenv[verifiers]'"
+    ) from exc
+
+__all__ = [
+    "TASKSET_ID",
+    "CudaHarness",
+    "CudaHarnessConfig",
+    "CudaTask",
+    "CudaTaskData",
+    "CudaTaskset",
+    "CudaTasksetConfig",
+    "CudaVfEnv",
+    "CudaVfEnvConfig",
+    "load_environment",
+]
+
+#: the taskset id verifiers resolves (module ``cudaenv_vf``)
+TASKSET_ID = "cudaenv-vf"
+MODULE = "cudaenv_vf"
+#: env options that are Python objects (a sandbox factory, a reward callable) cannot ride
+#: a pydantic config; load_environment keeps them here, the config names them by key
+_OPTIONS: dict[str, dict[str, Any]] = {}
+
+
+class CudaTaskData(vf.TaskData):
+    """One problem: its ``task_id``, the episode's ``mode`` and the suite ``source``."""
+
+    task_id: str
+    mode: str = "solve"
+    source: str = "builtin"
+
+
+class CudaTask(vf.Task[CudaTaskData]):
+    """A cudaenv problem; the reward is the graded episode's reward."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.data.task_id}:{self.data.mode}"
+
+    @vf.reward(weight=1.0)
+    async def cudaenv_reward(self, trace: vf.Trace) -> float:
+        """What the harness recorded from the terminal step (0 when nothing was graded)."""
+        return float(trace.metrics.get("cudaenv_reward") or 0.0)
+
+
+class CudaTasksetConfig(vf.TasksetConfig):
+    """Which problems: ``--env.taskset.source``, ``.ids``, ``.groups``, ``.mode``."""
+
+    source: str = "builtin"
+    ids: list[str] | None = None
+    groups: list[str] | None = None
+    mode: str = "solve"
+
+
+class CudaTaskset(vf.Taskset[CudaTask, CudaTasksetConfig]):
+    """One task per selected problem (unknown ids raise, naming the close matches)."""
+
+    def load(self) -> Iterator[CudaTask]:
+        from cudaenv.env.suite import SuiteEnv
+
+        cfg = self.config
+        suite = SuiteEnv(cfg.source, ids=cfg.ids, groups=cfg.groups, mode=cfg.mode).problems
+        for p in suite:
+            data = CudaTaskData(
+                id=p.task_id,
+                name=p.task_id,
+                prompt=p.prompt,
+                task_id=p.task_id,
+                mode=cfg.mode,
+                source=cfg.source,
+            )
+            yield CudaTask(data, self.config.task)
+
+
+class CudaHarnessConfig(vf.HarnessConfig):
+    """The episode's knobs: ``--env.agent.harness.sandbox``, ``.max-steps``, ..."""
+
+    sandbox: str = "local"
+    max_steps: int = 50
+    max_tokens: int | None = None
+    reward: str | None = None
+    options_key: str | None = None
+    """In-process options set by :func:`load_environment` (factories, callables)."""
+
+
+class CudaHarness(vf.Harness[CudaHarnessConfig]):
+    """Runs one cudaenv episode per rollout against the rollout's model endpoint."""
+
+    APPENDS_SYSTEM_PROMPT = True
+    NEEDS_CONTAINER = False
+    EXECUTES_CODE = False  # commands run in cudaenv's sandbox, never in the vf runtime
+
+    def _env(self, data: CudaTaskData) -> Any:
+        from cudaenv.env.core import CudaEnv
+
+        cfg = self.config
+        options: dict[str, Any] = {"sandbox": cfg.sandbox, "max_tokens": cfg.max_tokens}
+        if cfg.reward is not None:
+            options["reward"] = cfg.reward
+        options.update(_OPTIONS.get(cfg.options_key or "", {}))
+        return CudaEnv(
+            data.task_id, mode=data.mode, source=data.source, max_steps=cfg.max_steps, **options
+        )
+
+    async def launch(
+        self,
+        ctx: vf.ModelContext,
+        trace: vf.Trace,
+        runtime: vf.Runtime,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: vf.TaskData,
+        tool_interception_url: str | None = None,
+    ) -> vf.ProgramResult:
+        import openai
+
+        if not isinstance(data, CudaTaskData):
+            data = CudaTaskData.model_validate(data.model_dump())
+        env = self._env(data)
+        client = openai.AsyncOpenAI(base_url=endpoint, api_key=secret, max_retries=0)
+        stepping = False  # a cancelled astep closes the env itself once its thread returns
+        try:
+            try:
+                await env.areset(options={"task_id": data.task_id, "mode": data.mode})
+            except (ProblemNotFoundError, SpecError, ModeError):
+                raise  # the user's configuration, not the host
+            except Exception as exc:
+                raise vf.SandboxError(f"cudaenv reset failed: {type(exc).__name__}: {exc}") from exc
+            info: dict[str, Any] = {}
+            reward, done = 0.0, False
+            while not done:
+                resp = await client.chat.completions.create(
+                    model=ctx.model, messages=env.messages, tools=env.tools
+                )
+                message = resp.choices[0].message.model_dump(exclude_none=True)
+                stepping = True
+                _, reward, terminated, truncated, info = await env.astep(message)
+                stepping = False
+                done = terminated or truncated
+            if info.get("reward_valid") is False:
+                raise vf.SandboxError(f"cudaenv infrastructure failure: {info.get('reason')}")
+            trace.record_metric("cudaenv_reward", float(reward))
+            trace.record_metric("is_success", float(bool(info.get("is_success"))))
+            if isinstance(info.get("speedup"), float):
+                trace.record_metric("speedup", info["speedup"])
+            return vf.ProgramResult(exit_code=0, stdout=str(info.get("reason") or ""), stderr="")
+        finally:
+            if not stepping:
+                env.close()
+            await client.close()
+
+
+class CudaVfEnvConfig(vf.EnvConfig):
+    """The single agent seat, on the light subprocess runtime by default."""
+
+    agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+
+
+class CudaVfEnv(vf.Env[CudaVfEnvConfig]):
+    """One agent (the policy) per episode, playing one cudaenv problem."""
+
+    async def run(self, task: vf.Task, agents: vf.Agents) -> None:
+        await agents.agent.run(task)
+
+
+def load_environment(
+    source: str = "builtin",
+    ids: list[str] | None = None,
+    mode: str = "solve",
+    *,
+    groups: list[str] | None = None,
+    max_steps: int = 50,
+    **env_options: Any,
+) -> CudaVfEnv:
+    """The verifiers v1 env over cudaenv problems, as ``vf-eval cudaenv-vf`` builds it.
+
+    ``env_options`` are :class:`~cudaenv.env.core.CudaEnv` options (``sandbox`` may be a
+    factory, ``sandbox_options``, ``reward``, ``max_tokens``, ...). Run it with verifiers'
+    API: ``async with env.serving(): await env.run_slot(slot, ctx)`` for each of
+    ``env.slots(task, n)`` over ``env.taskset``.
+    """
+    sys.modules.setdefault(MODULE, sys.modules[__name__])  # the taskset id's module
+    harness: dict[str, Any] = {"id": TASKSET_ID, "max_steps": max_steps}
+    for key in ("sandbox", "max_tokens", "reward"):
+        if isinstance(env_options.get(key), str | int | type(None)) and key in env_options:
+            harness[key] = env_options.pop(key)
+    if env_options:
+        harness["options_key"] = key = uuid.uuid4().hex
+        _OPTIONS[key] = env_options
+    config = CudaVfEnvConfig.model_validate(
+        {
+            "taskset": {
+                "id": TASKSET_ID,
+                "source": source,
+                "ids": ids,
+                "groups": groups,
+                "mode": mode,
+            },
+            "agent": {"runtime": {"type": "subprocess"}, "harness": harness},
+        }
+    )
+    return CudaVfEnv(config)
