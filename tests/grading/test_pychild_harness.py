@@ -91,6 +91,11 @@ from numba import cuda
 
 print("timing: 0.001 ms")
 print("child token=" + repr(os.environ.get("CUDAENV_COMPLETION_TOKEN")))
+try:  # /proc shows the harness's original environment block, not its current environment
+    with open(f"/proc/{os.getppid()}/environ", "rb") as f:
+        print("parent environ has token=" + str(b"tok-7f3a9c" in f.read()))
+except OSError as exc:
+    print("parent environ unreadable: " + type(exc).__name__)
 
 
 @cuda.jit
@@ -113,6 +118,9 @@ def test_the_child_sees_no_token_and_cannot_print_to_the_harness_stdout(tmp_path
     assert ran.stdout.splitlines()[-1] == f"CUDAENV_COMPLETE {TOKEN}"
     assert "timing:" not in ran.stdout and "timing: 0.001 ms" in ran.stderr
     assert "child token=None" in ran.stderr
+    # overwritten in place (and, without CAP_SYS_PTRACE, not even readable: non-dumpable)
+    assert "parent environ has token=False" in ran.stderr or "unreadable" in ran.stderr
+    assert "parent environ has token=True" not in ran.stderr
 
 
 def test_a_completion_line_from_the_solution_fails_the_run_and_is_marked(tmp_path: Path) -> None:

@@ -43,8 +43,20 @@ def simulator() -> bool:
 
 
 def take_token() -> str:
-    """Remove the completion token from this process's environment and return it."""
-    return os.environ.pop(TOKEN_ENV, "")
+    """Remove the completion token from this process's environment and return it. Its bytes
+    in the original environment block are overwritten first: ``/proc/<pid>/environ`` shows
+    that block, not the current environment (Linux; elsewhere the removal only)."""
+    token = os.environ.get(TOKEN_ENV, "")
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.getenv.restype = ctypes.c_void_p
+        where = libc.getenv(TOKEN_ENV.encode())
+        if where:
+            ctypes.memset(where, ord("x"), len(os.fsencode(token)))
+    os.environ.pop(TOKEN_ENV, None)
+    return token
 
 
 def _hide_from_children() -> None:
