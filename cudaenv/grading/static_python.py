@@ -107,7 +107,10 @@ _SUBMODULES = frozenset(
     )
 )
 # a call of a forbidden builtin inside a string: numba evaluates signature strings with eval()
-_CALL_IN_STRING = re.compile(r"\b(" + "|".join(map(re.escape, FORBIDDEN_PY_NAMES)) + r")\s*\(")
+# (`"open(..."`, `"getattr(..."`), or a dunder attribute read (`"int32.__class__"`)
+_CODE_IN_STRING = re.compile(
+    r"\b(" + "|".join(map(re.escape, FORBIDDEN_PY_NAMES)) + r")\(|\.\s*__\w+"
+)
 # ufunc methods that each compute what the ufunc's reduction does (np.maximum.accumulate[-1])
 _UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
 
@@ -215,7 +218,7 @@ def _violations(path: str, tree: ast.AST, text_rules: dict[str, str]) -> list[st
                 if text in node.value:
                     out.append(f"{path}: string containing {text!r} ({why})")
             # strings numba evaluates (`cuda.jit("...")` signatures), format fields
-            if "__" in node.value or _CALL_IN_STRING.search(node.value):
+            if _CODE_IN_STRING.search(node.value):
                 out.append(f"{path}: string {node.value[:60]!r} holds code (evaluated strings)")
     return out
 

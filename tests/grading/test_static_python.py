@@ -47,6 +47,14 @@ def test_utf8_declarations_are_fine(header: str) -> None:
     assert _violations(header + "import numpy as np\nx = np.zeros(3)\n") == []
 
 
+def test_honest_strings_and_the_main_guard_are_fine() -> None:
+    source = (
+        '"""Vector add. Buffers are set up in __init__; an invalid input (n < 0) raises."""\n'
+        'if __name__ == "__main__":\n    print("{} done".format(3))\n'
+    )
+    assert _violations(source) == []
+
+
 @pytest.mark.parametrize(
     ("source", "words"),
     [
