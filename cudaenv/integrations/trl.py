@@ -177,9 +177,14 @@ class CudaTRLEnv:
     def _suite_env(self) -> Any:
         if self._env is None:
             from cudaenv.env.registration import make_suite
+            from cudaenv.problems.loader import load_suite
+            from cudaenv.problems.suite import Suite
 
+            cls = type(self)
+            if not isinstance(cls._source, Suite):  # loaded once, shared by the pooled instances
+                cls._source = load_suite(cls._source)
             self._env = make_suite(
-                self._source,
+                cls._source,
                 ids=self._ids,
                 groups=self._groups,
                 mode=self._mode,
