@@ -13,10 +13,23 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import string
 import tokenize
 from collections.abc import Iterable
+
+from cudaenv.grading.static_python_rules import (
+    ALLOWED_PY_MODULES,
+    CODE_IN_STRING,
+    FORBIDDEN_PY_ATTRS,
+    FORBIDDEN_PY_MODULES,
+    FORBIDDEN_PY_NAMES,
+    NDARRAY_METHODS,
+    SAFE_DUNDER_ATTRS,
+    SAFE_DUNDER_DEFS,
+    SELF_MATCHING,
+    SUBMODULES,
+    UFUNC_METHODS,
+)
 
 __all__ = [
     "ALLOWED_PY_MODULES",
@@ -26,93 +39,6 @@ __all__ = [
     "analyse_python",
     "py_names",
 ]
-
-
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
-FORBIDDEN_PY_MODULES: dict[str, str] = dict.fromkeys(
-    _words(
-        "os sys subprocess shutil socket ctypes cffi importlib inspect gc builtins signal atexit "
-        "threading multiprocessing pathlib io pickle marshal code runpy tempfile glob urllib http "
-        "requests nvtx traceback faulthandler weakref"
-    ),
-    "escape or tampering",
-)
-# A denylist of modules is never complete (operator.attrgetter reaches os through numba;
-# linecache reads files): only these imports are allowed (skip_checks, read_hidden).
-ALLOWED_PY_MODULES = frozenset(
-    _words(
-        "numpy numba math cmath functools itertools typing dataclasses __future__ enum "
-        "collections warnings time random statistics abc numbers"
-    )
-)
-# Attribute names that reach files, processes, the interpreter or the harness's frames from
-# allowed modules (numpy.fromfile, numpy.lib.npyio.DataSource, numba.core.config.os, ...), and
-# those that evaluate strings as code (typing.get_type_hints evaluates string annotations).
-_FILE_ATTRS = (
-    "fromfile tofile memmap load loadtxt genfromtxt fromregex save savez savez_compressed savetxt "
-    "DataSource npyio _datasource open serialize pickle"
-)
-_ESCAPE_ATTRS = (
-    "os sys subprocess ctypes ctypeslib modules environ system popen spawn _exit exit "
-    "import_module _getframe testing"
-)
-_FRAME_ATTRS = "f_globals f_locals f_back f_builtins f_code gi_frame gi_code tb_frame tb_next cr_frame ag_frame"
-_EVAL_ATTRS = (
-    "get_type_hints ForwardRef _eval_type evaluate_forward_ref get_annotations TypeAliasType "
-    "attrgetter methodcaller"
-)
-FORBIDDEN_PY_ATTRS: dict[str, str] = {
-    **dict.fromkeys(_FILE_ATTRS.split(), "file access"),
-    **dict.fromkeys(_ESCAPE_ATTRS.split(), "escape or tampering"),
-    **dict.fromkeys(_FRAME_ATTRS.split(), "frame introspection (reaches the harness)"),
-    **dict.fromkeys(_EVAL_ATTRS.split(), "evaluates a string as code or attribute names"),
-}
-FORBIDDEN_PY_NAMES: dict[str, str] = {
-    # skip_checks: ends the harness with status 0 before it checks anything
-    **dict.fromkeys(
-        ("SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"),
-        "ends the harness early",
-    ),
-    **dict.fromkeys(
-        _words(
-            "exit quit open eval exec compile __import__ globals locals vars getattr setattr "
-            "delattr breakpoint input __builtins__ __loader__ __spec__ __main__ sys_modules"
-        ),
-        "escape or tampering",
-    ),
-}
-# dunder attributes that are plain data; every other one is an introspection escape
-_SAFE_DUNDER_ATTRS = frozenset({"__init__", "__name__", "__class__", "__len__", "__call__"})
-# methods a class may define; others (__getattr__, __instancecheck__, __set_name__, __del__...)
-# run code where the harness or the language looks something up
-_SAFE_DUNDER_DEFS = frozenset(
-    _words(
-        "__init__ __call__ __len__ __repr__ __str__ __iter__ __next__ __getitem__ __setitem__ "
-        "__contains__ __enter__ __exit__ __eq__ __hash__ __post_init__"
-    )
-)
-# types whose class pattern `case int(x)` matches the subject itself, not an attribute
-_SELF_MATCHING = frozenset(
-    _words("bool bytearray bytes dict float frozenset int list set str tuple")
-)
-# names of submodules: an attribute chain ending in one is a module object (numba.cuda, np.lib)
-_SUBMODULES = frozenset(
-    _words(
-        "cuda core config lib testing random linalg fft ma typed types np misc extending "
-        "cpython experimental char rec polynomial ctypeslib npyio simulator cudadrv errors "
-        "umath multiarray _core emath exceptions dtypes utils os sys"
-    )
-)
-# a call of a forbidden builtin inside a string: numba evaluates signature strings with eval()
-# (`"open(..."`, `"getattr(..."`), or a dunder attribute read (`"int32.__class__"`)
-_CODE_IN_STRING = re.compile(
-    r"\b(" + "|".join(map(re.escape, FORBIDDEN_PY_NAMES)) + r")\(|\.\s*__\w+"
-)
-# ufunc methods that each compute what the ufunc's reduction does (np.maximum.accumulate[-1])
-_UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
 
 
 def analyse_python(
@@ -199,16 +125,16 @@ def _violations(path: str, tree: ast.AST, text_rules: dict[str, str]) -> list[st
         if isinstance(node, ast.Name):
             if node.id in FORBIDDEN_PY_NAMES:
                 out.append(f"{path}: use of {node.id!r} ({FORBIDDEN_PY_NAMES[node.id]})")
-            elif _is_dunder(node.id) and node.id != "__name__":
+            elif _is_dunder(node.id) and node.id not in ("__name__", "__all__"):
                 # `__match_args__ = ("os",)` in a class body, `__annotations__`, `__dict__`...
                 out.append(f"{path}: dunder name {node.id!r} (introspection escape)")
         if isinstance(node, ast.Attribute):
-            if node.attr.startswith("__") and node.attr not in _SAFE_DUNDER_ATTRS:
+            if node.attr.startswith("__") and node.attr not in SAFE_DUNDER_ATTRS:
                 out.append(f"{path}: dunder attribute {node.attr!r} (introspection escape)")
             if node.attr in FORBIDDEN_PY_ATTRS:
                 out.append(f"{path}: attribute {node.attr!r} ({FORBIDDEN_PY_ATTRS[node.attr]})")
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
-            _is_dunder(node.name) and node.name not in _SAFE_DUNDER_DEFS
+            _is_dunder(node.name) and node.name not in SAFE_DUNDER_DEFS
         ):
             out.append(f"{path}: defines {node.name!r} (runs code on lookups: escape)")
         if isinstance(node, ast.ClassDef) and node.keywords:
@@ -218,7 +144,7 @@ def _violations(path: str, tree: ast.AST, text_rules: dict[str, str]) -> list[st
                 if text in node.value:
                     out.append(f"{path}: string containing {text!r} ({why})")
             # strings numba evaluates (`cuda.jit("...")` signatures), format fields
-            if _CODE_IN_STRING.search(node.value):
+            if CODE_IN_STRING.search(node.value):
                 out.append(f"{path}: string {node.value[:60]!r} holds code (evaluated strings)")
     return out
 
@@ -262,7 +188,7 @@ def _module_names(tree: ast.AST) -> set[str]:
         if isinstance(node, ast.Import):
             mods |= {a.asname or a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            mods |= {a.asname or a.name for a in node.names if a.name in _SUBMODULES}
+            mods |= {a.asname or a.name for a in node.names if a.name in SUBMODULES}
     return mods
 
 
@@ -277,7 +203,7 @@ def _module_value_violations(path: str, tree: ast.AST) -> list[str]:
     out: list[str] = []
     for node in ast.walk(tree):
         is_module = isinstance(node, ast.Name) and node.id in mods
-        if isinstance(node, ast.Attribute) and node.attr in _SUBMODULES:
+        if isinstance(node, ast.Attribute) and node.attr in SUBMODULES:
             chain = _chain(node)
             is_module = bool(chain) and chain[0] in mods  # type: ignore[index]
         if not is_module:
@@ -335,7 +261,7 @@ def _match_violations(path: str, tree: ast.AST) -> list[str]:
         if not isinstance(node, ast.MatchClass):
             continue
         cls = node.cls.id if isinstance(node.cls, ast.Name) else None
-        if node.patterns and cls not in _SELF_MATCHING:
+        if node.patterns and cls not in SELF_MATCHING:
             out.append(
                 f"{path}: positional class pattern {ast.unparse(node)!r} (attribute access by "
                 "the names in __match_args__)"
@@ -423,8 +349,11 @@ def _chain_attrs(node: ast.Attribute) -> list[str]:
 
 
 def _method_spellings(entry: str) -> set[str]:
-    """``numpy.cumsum`` -> {".cumsum"}; ``numpy.add.accumulate`` -> {".add.reduce", ...}."""
+    """``numpy.cumsum`` -> {".cumsum"}; ``numpy.add.accumulate`` -> {".add.reduce", ...};
+    ``numpy.add`` -> nothing (no array method of that name)."""
     parts = entry.split(".")[1:]
-    if len(parts) == 2 and parts[1] in _UFUNC_METHODS:
-        return {f".{parts[0]}.{m}" for m in _UFUNC_METHODS}
-    return {"." + ".".join(parts)}
+    if len(parts) == 2 and parts[1] in UFUNC_METHODS:
+        return {f".{parts[0]}.{m}" for m in UFUNC_METHODS}
+    if len(parts) == 1 and parts[0] in NDARRAY_METHODS:
+        return {f".{parts[0]}"}
+    return set()

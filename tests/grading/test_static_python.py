@@ -132,6 +132,7 @@ def test_dunder_names_and_definitions_are_refused() -> None:
     assert _has(_violations(hook), "defines '__getattr__'")
     meta = "class M(type):\n    pass\n\nclass K(metaclass=M):\n    pass\n"
     assert _has(_violations(meta), "class keywords (metaclass")
+    assert _violations("__all__ = ['f']\n") == []
 
 
 @pytest.mark.parametrize(
@@ -169,6 +170,8 @@ def test_banned_numpy_calls_in_method_spellings(source: str, entry: str) -> None
 def test_method_spellings_leave_other_libraries_alone() -> None:
     atomics = "from numba import cuda\n@cuda.jit\ndef k(c, v):\n    cuda.atomic.add(c, v[0], 1)\n"
     assert _violations(atomics, ["numpy.add"]) == []
+    sets = "def f(keys):\n    seen = set()\n    seen.add(keys[0])\n    return seen\n"
+    assert _violations(sets, ["numpy.add"]) == []  # no ndarray method is called add
 
 
 def test_bundled_python_references_and_baselines_trip_no_rule() -> None:
