@@ -218,10 +218,20 @@ def load_environment(
     API: ``async with env.serving(): await env.run_slot(slot, ctx)`` for each of
     ``env.slots(task, n)`` over ``env.taskset``.
     """
+    import inspect
+
+    from cudaenv.env.core import CudaEnv
+
+    allowed = set(inspect.signature(CudaEnv).parameters) - {"problem", "mode", "source"}
+    if unknown := sorted(set(env_options) - allowed):
+        raise SpecError(
+            f"unknown env option(s) {unknown}; CudaEnv takes {sorted(allowed)}",
+            field="env_options",
+        )
     sys.modules.setdefault(MODULE, sys.modules[__name__])  # the taskset id's module
     harness: dict[str, Any] = {"id": TASKSET_ID, "max_steps": max_steps}
-    for key in ("sandbox", "max_tokens", "reward"):
-        if isinstance(env_options.get(key), str | int | type(None)) and key in env_options:
+    for key in ("sandbox", "max_tokens", "reward"):  # plain values ride the config
+        if key in env_options and isinstance(env_options[key], str | int | None):
             harness[key] = env_options.pop(key)
     if env_options:
         harness["options_key"] = key = uuid.uuid4().hex

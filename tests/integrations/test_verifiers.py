@@ -62,6 +62,8 @@ def test_taskset_rows_are_the_problems(source: str) -> None:
     assert task.data.source == source and "cpu-add" in task.key
     with pytest.raises(KeyError, match="did you mean cpu-add"):
         list(load_environment(source, ids=["cpu-ad"]).taskset)
+    with pytest.raises(ValueError, match=r"unknown env option.*sandbx"):
+        load_environment(source, sandbx="local")
 
 
 def test_oracle_scores_1_and_nop_0(source: str) -> None:
