@@ -168,10 +168,17 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
             info: dict[str, Any] = {}
             reward, done = 0.0, False
             while not done:
-                resp = await client.chat.completions.create(
-                    model=ctx.model, messages=env.messages, tools=env.tools
-                )
-                message = resp.choices[0].message.model_dump(exclude_none=True)
+                try:
+                    resp = await client.chat.completions.create(
+                        model=ctx.model, messages=env.messages, tools=env.tools
+                    )
+                    message: Any = resp.choices[0].message.model_dump(exclude_none=True)
+                except openai.APIStatusError:
+                    if trace.stop_condition is None:
+                        raise
+                    # a verifiers limit (max_turns, a token cap) or a @stop refused the turn:
+                    # grade the workspace as it stands, as a truncated CudaEnv episode is
+                    message = {"tool": "submit"}
                 stepping = True
                 _, reward, terminated, truncated, info = await env.astep(message)
                 stepping = False
@@ -209,11 +216,14 @@ def load_environment(
     *,
     groups: list[str] | None = None,
     max_steps: int = 50,
+    max_turns: int | None = None,
     **env_options: Any,
 ) -> CudaVfEnv:
     """The verifiers v1 env over cudaenv problems, as ``vf-eval cudaenv-vf`` builds it.
 
-    ``env_options`` are :class:`~cudaenv.env.core.CudaEnv` options (``sandbox`` may be a
+    ``max_steps`` is the env's step budget; ``max_turns`` verifiers' own turn cap (a refused
+    turn ends the episode, graded as it stands). ``env_options`` are
+    :class:`~cudaenv.env.core.CudaEnv` options (``sandbox`` may be a
     factory, ``sandbox_options``, ``reward``, ``max_tokens``, ...). Run it with verifiers'
     API: ``async with env.serving(): await env.run_slot(slot, ctx)`` for each of
     ``env.slots(task, n)`` over ``env.taskset``.
@@ -245,7 +255,11 @@ def load_environment(
                 "groups": groups,
                 "mode": mode,
             },
-            "agent": {"runtime": {"type": "subprocess"}, "harness": harness},
+            "agent": {
+                "runtime": {"type": "subprocess"},
+                "harness": harness,
+                "max_turns": max_turns,
+            },
         }
     )
     return CudaVfEnv(config)

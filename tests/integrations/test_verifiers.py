@@ -96,6 +96,15 @@ def test_malformed_tool_arguments_get_an_error_observation(source: str) -> None:
     assert trace.reward == 1.0  # the episode went on and was solved
 
 
+def test_a_verifiers_turn_cap_grades_the_workspace_as_it_stands(source: str) -> None:
+    script = [tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION)]
+    with ScriptedServer(script, default=tool_call("list_files")) as srv:
+        episode, trace = _one(load_environment(source, max_turns=1), srv)
+        assert len(srv.responses) == 1  # the second turn was refused by verifiers
+    assert trace.stop_condition == "max_turns"
+    assert episode.ok and trace.reward == 1.0  # graded: the oracle file was written
+
+
 def test_broken_sandbox_factory_raises_the_infrastructure_error(source: str) -> None:
     def broken():
         raise SandboxError("scripted: no sandbox today")
