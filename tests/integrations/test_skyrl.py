@@ -123,6 +123,18 @@ def test_broken_sandbox_factory_is_masked_not_scored(source: Path) -> None:
     assert metrics["reward_valid"] == 0.0
 
 
+def test_grading_infrastructure_fault_is_masked(source: str) -> None:
+    def grading_box():
+        raise SandboxError("scripted: grading host down")
+
+    with ScriptedServer([text(ORACLE)]) as srv:
+        outs, metrics = asyncio.run(_rollout(source, srv.base_url, grading_sandbox=grading_box))
+    meta = outs[-1]["metadata"]
+    assert outs[-1]["done"] and outs[-1]["reward"] == 0.0
+    assert meta["reward_valid"] is False and meta["failure"] == "infrastructure"
+    assert metrics["reward_valid"] == 0.0 and metrics["is_success"] == 0.0
+
+
 def test_unknown_task_id_raises_naming_it(source: Path) -> None:
     with pytest.raises(ProblemNotFoundError, match="did you mean cpu-add"):
         skyrl_gym.make("cudaenv", env_config={"source": str(source)}, extras={"task_id": "cpu-ad"})
