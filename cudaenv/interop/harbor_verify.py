@@ -108,11 +108,12 @@ def sandbox_env() -> dict[str, str]:
 
 
 def container_isolation() -> str:
-    """The local sandbox's isolation for grading inside the task's container.
+    """The local sandbox's isolation for grading inside the verifier's container.
 
-    The container is the boundary there (the agent had it all along), and containers rarely
-    allow user namespaces: bubblewrap where it works, else rlimits, chosen here and said on
-    stderr (the local sandbox itself never falls back).
+    The container is the boundary there (Harbor's separate verifier environment: a fresh one
+    that only the agent's workspace was copied into, see ``harbor_export``), and containers
+    rarely allow user namespaces: bubblewrap where it works, else rlimits, chosen here and
+    said on stderr (the local sandbox itself never falls back).
     """
     from cudaenv.errors import IsolationUnavailableError
     from cudaenv.sandbox.local import check_isolation
