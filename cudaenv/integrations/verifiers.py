@@ -25,6 +25,7 @@ module and ``environments/cudaenv_vf`` installs for ``vf-eval`` (see the README)
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import uuid
 from collections.abc import Iterator
@@ -157,7 +158,7 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
             data = CudaTaskData.model_validate(data.model_dump())
         env = self._env(data)
         client = openai.AsyncOpenAI(base_url=endpoint, api_key=secret, max_retries=0)
-        stepping = False  # a cancelled astep closes the env itself once its thread returns
+        cancelled_in_step = False  # then the astep closes the env once its thread returns
         try:
             try:
                 await env.areset(options={"task_id": data.task_id, "mode": data.mode})
@@ -179,9 +180,11 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
                     # a verifiers limit (max_turns, a token cap) or a @stop refused the turn:
                     # grade the workspace as it stands, as a truncated CudaEnv episode is
                     message = {"tool": "submit"}
-                stepping = True
-                _, reward, terminated, truncated, info = await env.astep(message)
-                stepping = False
+                try:
+                    _, reward, terminated, truncated, info = await env.astep(message)
+                except asyncio.CancelledError:
+                    cancelled_in_step = True
+                    raise
                 done = terminated or truncated
             if info.get("reward_valid") is False:
                 raise vf.SandboxError(f"cudaenv infrastructure failure: {info.get('reason')}")
@@ -191,7 +194,7 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
                 trace.record_metric("speedup", info["speedup"])
             return vf.ProgramResult(exit_code=0, stdout=str(info.get("reason") or ""), stderr="")
         finally:
-            if not stepping:
+            if not cancelled_in_step:
                 env.close()
             await client.close()
 
