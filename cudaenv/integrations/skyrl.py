@@ -178,7 +178,11 @@ class CudaTextEnv(BaseTextEnv):
             return BaseTextEnvStepOutput(
                 observations=[], reward=0.0, done=True, metadata=dict(self.last_info)
             )
-        obs, reward, terminated, truncated, info = self.env.step(action)
+        try:
+            obs, reward, terminated, truncated, info = self.env.step(action)
+        except BaseException:
+            self.env.close()  # SkyRL does not close an env whose step raised
+            raise
         done = terminated or truncated
         self.last_info = _json_safe(info)
         if done:
