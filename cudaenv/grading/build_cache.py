@@ -20,6 +20,7 @@ from filelock import FileLock
 from pydantic import BaseModel
 
 from cudaenv.grading.cache_files import remove_tree, temp_dir_beside, warn_failed
+from cudaenv.grading.static_cpp import kept_outputs
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
 from cudaenv.sandbox.base import Sandbox
@@ -110,8 +111,10 @@ class BuildCache:
             tmp = temp_dir_beside(target)
             artifacts: list[str] = []
             total = 0
-            for rel in sandbox.list_files():
-                if rel in inputs:
+            listing = sandbox.list_files()
+            kept = kept_outputs(listing)  # nvcc -keep's intermediates: the toolchain check's
+            for rel in listing:
+                if rel in inputs or rel in kept:
                     continue
                 data = sandbox.read_file(rel)
                 total += len(data)

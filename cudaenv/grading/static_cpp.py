@@ -57,15 +57,29 @@ _CALL_RELOCS = {"R_X86_64_PLT32", "R_X86_64_PLT64", "R_AARCH64_CALL26", "R_AARCH
 VERSION = "3"  # bump when a rule changes: cached answers of older rules are not reused
 
 
-# what nvcc -keep leaves beside the sources, per kept translation unit "$s" (see _clean)
-_KEPT = (
-    '"$s.o" "$s.cpp1.ii" "$s.cpp4.ii" "$s".cudafe1.* "$s.fatbin" "$s.fatbin.c" "$s.module_id" '
-    '"$s.ptx" "$s".sm_*.cubin "$s".compute_*.cubin'
-)
 _COMPILER_OUTPUT = re.compile(
     r"\.(o|i|ii|ptx|cubin|fatbin|module_id|gpu|reg\.c)$|\.cudafe1\.|\.fatbin\.c$"
 )
-_KEPT_LINK = "*_dlink.o *_dlink.fatbin *_dlink.fatbin.c *_dlink.reg.c *_dlink.sm_*.cubin"
+_KEPT_SUFFIX = re.compile(
+    r"\.(o|cpp1\.ii|cpp4\.ii|cudafe1\.(c|cpp|gpu|stub\.c)|fatbin|fatbin\.c|module_id|ptx|"
+    r"(sm|compute)_\w+\.cubin)$"
+)
+_KEPT_LINK_NAME = re.compile(r"_dlink\.(o|fatbin|fatbin\.c|reg\.c|sm_\w+\.cubin)$")
+
+
+def kept_outputs(paths: Iterable[str]) -> set[str]:
+    """The files of ``paths`` that nvcc -keep left at the workspace root (every unit with a
+    kept ``.cpp4.ii``): the check reads them, nothing else should (the build cache skips them)."""
+    root = [p for p in paths if "/" not in p]
+    stems = {p[: -len(".cpp4.ii")] for p in root if p.endswith(".cpp4.ii")}
+    if not stems:
+        return set()
+    out = set()
+    for p in root:
+        m = _KEPT_SUFFIX.search(p)
+        if (m and p[: m.start()] in stems) or _KEPT_LINK_NAME.search(p):
+            out.add(p)
+    return out
 
 
 def build_env(build_command: str | None, env: Mapping[str, str]) -> dict[str, str]:
@@ -292,15 +306,11 @@ def unit_violations(path: str, own: str, headers: Iterable[str], banned: list[st
 
 
 def _clean(box: Any, env: Mapping[str, str], report: str | None = None) -> None:
-    """Remove the report and what nvcc -keep left (nothing of it reaches the tests); only
-    files of a unit that has a kept ``.cpp4.ii``, never a problem's own ``.ptx`` or ``.o``."""
-    box.exec(
-        'k=0; for f in *.cpp4.ii; do [ -f "$f" ] || continue; s="${f%.cpp4.ii}"; '
-        f'rm -f {_KEPT}; k=1; done; [ "$k" = 0 ] || rm -f {_KEPT_LINK}; '
-        f"rm -f {shlex.quote(report) if report else ''}; true",
-        timeout=30,
-        env=dict(env),
-    )
+    """Remove the report and what nvcc -keep left (nothing of it reaches the tests); only the
+    files of a unit with a kept ``.cpp4.ii`` (:func:`kept_outputs`), no exec when none."""
+    names = sorted(kept_outputs(box.list_files())) + ([report] if report else [])
+    if names:
+        box.exec(f"rm -f {' '.join(shlex.quote(n) for n in names)}", timeout=30, env=dict(env))
 
 
 def _key(p: Plan, files: list[SourceFile], banned: list[str], toolchain: str) -> str:

@@ -205,3 +205,18 @@ def test_a_compiler_output_among_the_solution_files_fails() -> None:
     assert violations == [
         "solution.cpp4.ii: a compiler output among the solution files (stands in for the build's)"
     ]
+
+
+def test_kept_outputs_are_only_nvcc_keeps_files() -> None:
+    from cudaenv.grading.static_cpp import kept_outputs
+
+    paths = [
+        "solution.cu", "solution.o", "solution.cpp4.ii", "solution.cpp1.ii", "solution.ptx",
+        "solution.sm_75.cubin", "solution.cudafe1.stub.c", "test_dlink.reg.c", "test.out",
+        "kernel.ptx", "lib.o", "test/test_main.cu",
+    ]  # fmt: skip
+    assert kept_outputs(paths) == {
+        "solution.o", "solution.cpp4.ii", "solution.cpp1.ii", "solution.ptx",
+        "solution.sm_75.cubin", "solution.cudafe1.stub.c", "test_dlink.reg.c",
+    }  # fmt: skip
+    assert kept_outputs(["kernel.ptx", "lib.o", "test.out"]) == set()
