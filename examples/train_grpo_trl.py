@@ -1,17 +1,23 @@
 """One or two TRL GRPO steps on two cuda_python problems, with a tiny random model.
 
 This proves the WIRING, not learning: ``GRPOTrainer(environment_factory=...)`` drives
-cudaenv's TRL adapter (reset per rollout, tools, ``get_reward`` per rollout), the rollouts
-are graded for real (cuda_python problems grade on numba-cuda's CPU simulator), and one
-optimizer step runs with a finite loss and finite gradients. The model has random weights,
-so it never solves anything: the environment's reward is 0 for every rollout. A small
+cudaenv's TRL adapter (reset per rollout, the model's tool calls parsed by TRL and run as
+the adapter's methods, ``get_reward`` per rollout, graded for real: cuda_python problems
+grade on numba-cuda's CPU simulator), and the optimizer steps run with a finite loss and
+finite, nonzero gradients.
+
+The model has random weights. A few supervised steps first teach it to answer with one
+``submit`` call, so that TRL's tool loop (parse, call, append the result, generate again)
+runs; it still solves nothing, so the environment's reward is 0 for every rollout. A small
 shaping reward (the share of distinct tokens in a completion) varies within each group so
-the advantages, and so the gradients, are not all zero; the check is meaningful, the
+the advantages, and so the gradients, are not all zero: the check is meaningful, the
 "learning" is not.
 
-Nothing is downloaded: the model is a 2-layer Qwen2 built from a config (hidden size 64),
-the tokenizer is a byte-level BPE trained here on the problems' own text and wrapped as a
-``PreTrainedTokenizerFast`` with TRL's bundled Qwen2.5 chat template (it renders tools).
+Nothing is downloaded: the model is a 2-layer Qwen2 built from a config (hidden size 64);
+the tokenizer is a byte-level BPE trained here on the two rendered prompts (so they are a
+few dozen tokens: a quick step; it fits these prompts and nothing else) and wrapped as a
+``PreTrainedTokenizerFast`` with TRL's bundled Qwen2.5 chat template (it renders tools and
+TRL knows how to parse its tool calls).
 
     pip install 'cudaenv[trl,python]'
     python examples/train_grpo_trl.py --max-steps 2
@@ -20,7 +26,6 @@ the tokenizer is a byte-level BPE trained here on the problems' own text and wra
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import tempfile
@@ -29,8 +34,12 @@ from typing import Any
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 TASKS = ["py-vector-add", "py-relu-clip"]
+TOOLS = ["bash", "edit_file", "list_files", "read_file", "submit", "write_file"]
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 ADDED = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
+CALL = '<tool_call>\n{"name": "submit", "arguments": {}}\n</tool_call><|im_end|>'
+TEACH_STEPS = 40
+TEACH_LR = 1e-2
 
 
 def build_tokenizer(texts: list[str]) -> Any:
@@ -40,10 +49,10 @@ def build_tokenizer(texts: list[str]) -> Any:
     from trl.chat_template_utils import qwen2_5_chat_template
 
     raw = Tokenizer(models.BPE())
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     raw.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=1024,
+        vocab_size=8192,
         special_tokens=SPECIAL,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
@@ -84,6 +93,37 @@ def build_model(tok: Any) -> Any:
     return model
 
 
+def teach_a_tool_call(model: Any, tok: Any, prompts: list[list[dict]], tools: list) -> float:
+    """A few supervised steps so the random model answers with one ``submit`` call.
+
+    Without them a random model never emits a parseable call and the trainer's tool loop
+    (parse, call the env's method, append the result, generate again) would not run.
+    Returns the final loss on the call's tokens.
+    """
+    import torch
+
+    target = tok(CALL, add_special_tokens=False).input_ids
+    rows = []
+    for messages in prompts:
+        text = tok.apply_chat_template(
+            messages, tools=tools, add_generation_prompt=True, tokenize=False
+        )
+        rows.append(tok(text, add_special_tokens=False).input_ids + target)
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([[tok.pad_token_id] * (width - len(r)) + r for r in rows])
+    mask = (torch.arange(width) >= torch.tensor([[width - len(r)] for r in rows])).long()
+    labels = torch.full_like(ids, -100)
+    labels[:, -len(target) :] = ids[:, -len(target) :]
+    opt = torch.optim.Adam(model.parameters(), lr=TEACH_LR)
+    model.train()
+    for _ in range(TEACH_STEPS):
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return float(loss.detach())
+
+
 def distinct_tokens(completion_ids: list[list[int]], **_: Any) -> list[float]:
     """Shaping only: the share of distinct tokens, so a group's rewards differ."""
     return [len(set(ids)) / max(len(ids), 1) for ids in completion_ids]
@@ -92,7 +132,7 @@ def distinct_tokens(completion_ids: list[list[int]], **_: Any) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-steps", type=int, default=2)
-    parser.add_argument("--completion-length", type=int, default=24)
+    parser.add_argument("--completion-length", type=int, default=64)
     parser.add_argument("--out", default=None, help="trainer output dir (default: a temp dir)")
     args = parser.parse_args()
 
@@ -100,23 +140,35 @@ def main() -> None:
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
-    from cudaenv.env.instructions import SYSTEM_PROMPT
-    from cudaenv.env.tools import tool_schemas
     from cudaenv.integrations.trl import dataset_rows, environment_factory
-    from cudaenv.problems import load_suite
-
-    suite = load_suite("builtin")
-    corpus = [SYSTEM_PROMPT, json.dumps(tool_schemas())] + [suite[t].prompt for t in TASKS]
-    tok = build_tokenizer(corpus * 4)
-    model = build_model(tok)
 
     env_cls = environment_factory("builtin", mode="solve", ids=TASKS, max_steps=4)
+    rows = dataset_rows("builtin", "solve", ids=TASKS)
+    probe = env_cls()
+    tools = [getattr(probe, name) for name in TOOLS]
+    prompts = []
+    for row in rows:  # the prompts as TRL renders them: the row's, plus reset's instruction
+        text = probe.reset(**row)
+        prompts.append([*row["prompt"][:-1], {"role": "user", "content": text}])
+    probe.get_reward()  # ends the probe's episode (graded as it stands), closing its sandbox
+
+    # train the tokenizer on the prompts as the chat template renders them (a first pass on
+    # the raw texts gives a tokenizer to render with): short prompts, a quick step
+    seed = build_tokenizer([m["content"] for p in prompts for m in p] + [CALL])
+    rendered = [seed.apply_chat_template(p, tools=tools, tokenize=False) for p in prompts]
+    tok = build_tokenizer([*rendered, CALL] * 4)
+    model = build_model(tok)
+    teach_loss = teach_a_tool_call(model, tok, prompts, tools)
+    print(f"taught one submit call: loss {teach_loss:.4f}")
     rewards_seen: list[float | None] = []
+    model_submits: list[str] = []
 
     class CountedEnv(env_cls):  # type: ignore[misc, valid-type]
         """The adapter's class, counting the rewards TRL reads (one per rollout)."""
 
         def get_reward(self) -> float | None:
+            if self.info is not None:  # the episode already ended: the model's own submit
+                model_submits.append(self.info["task_id"])
             reward = super().get_reward()
             rewards_seen.append(reward)
             return reward
@@ -156,7 +208,7 @@ def main() -> None:
         processing_class=tok,
         reward_funcs=[distinct_tokens],
         args=config,
-        train_dataset=datasets.Dataset.from_list(dataset_rows("builtin", "solve", ids=TASKS)),
+        train_dataset=datasets.Dataset.from_list(rows),
         environment_factory=CountedEnv,
     )
     trainer.train()
@@ -166,6 +218,8 @@ def main() -> None:
     print(f"env rewards seen: {len(rewards_seen)}  values: {rewards_seen}")
     logged = [h for h in trainer.state.log_history if "rewards/CountedEnv/mean" in h]
     print(f"logged env reward means: {[h['rewards/CountedEnv/mean'] for h in logged]}")
+    calls = [float(h["tools/call_frequency"]) for h in logged]
+    print(f"tool calls per completion: {calls}  rollouts the model submitted: {model_submits}")
     ok = (
         len(checks) == args.max_steps
         and all(math.isfinite(x) for x in losses)
@@ -173,6 +227,8 @@ def main() -> None:
         and any(c[2] for c in checks)
         and len(rewards_seen) == 4 * args.max_steps
         and all(r is not None and math.isfinite(r) for r in rewards_seen)
+        and any(c > 0 for c in calls)
+        and model_submits
     )
     if not ok:
         raise SystemExit(f"check failed: checks={checks} rewards={rewards_seen}")
