@@ -27,14 +27,16 @@ import shlex
 import time
 from dataclasses import dataclass, field
 
+from cudaenv.errors import CudaEnvError
 from cudaenv.grading.build_cache import make_executable
 from cudaenv.grading.stages import StageInfrastructureFault
 from cudaenv.sandbox._strays import alive
 from cudaenv.sandbox.base import Sandbox
 
 KILL_DEADLINE_S = 10.0
-#: what is in the workspace besides regular files and directories: links, fifos, sockets
-_SPECIAL = "find . -mindepth 1 ! -type f ! -type d -printf '%P\\n'"
+#: what is in the workspace besides regular files and directories: links, fifos, sockets;
+#: first every entry made readable again (a run could chmod 000 a file or a directory)
+_SPECIAL = "chmod -R u+rwX . 2>/dev/null; find . -mindepth 1 ! -type f ! -type d -printf '%P\\n'"
 
 
 def _interpreter_cache(rel: str) -> bool:
@@ -50,6 +52,14 @@ def _special(box: Sandbox) -> set[str]:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _read_digest(box: Sandbox, rel: str) -> str | None:
+    """The file's digest; None when it cannot be read (it counts as changed)."""
+    try:
+        return _digest(box.read_file(rel))
+    except (OSError, CudaEnvError):
+        return None
 
 
 @dataclass
@@ -70,13 +80,14 @@ class Snapshot:
 
     def restore(self, box: Sandbox) -> list[str]:
         """Re-lay the workspace; the snapshot's files that were changed or removed."""
+        special = _special(box)
         present = set(box.list_files())
         changed = [
             rel
             for rel, data in self.files.items()
-            if rel not in present or _digest(box.read_file(rel)) != _digest(data)
+            if rel not in present or _read_digest(box, rel) != _digest(data)
         ]
-        extra = sorted(present - set(self.files)) + sorted(_special(box) - self.special)
+        extra = sorted(present - set(self.files)) + sorted(special - self.special)
         if doomed := [*changed, *extra]:
             box.exec("rm -rf -- " + " ".join(shlex.quote(f"./{r}") for r in doomed), timeout=60)
         for rel in changed:
