@@ -167,6 +167,18 @@ def test_reused_instance_two_tasks_in_a_row_leaves_nothing_behind() -> None:
     assert _descendants() <= procs
 
 
+def test_unsubmitted_rollout_scores_zero_without_grading_when_asked() -> None:
+    dirs = _sandbox_dirs()
+    env = environment_factory("builtin", ids=TASKS, grade_on_truncation=False)()
+    env.reset(task_id="py-vector-add")
+    env.write_file("solution.py", "def vector_add(a, b, out):\n    pass\n")
+    assert env.get_reward() == 0.0
+    assert env.info is None  # never graded
+    assert _sandbox_dirs() <= dirs
+    with pytest.raises(CudaEnvError, match="episode is over"):
+        env.list_files()
+
+
 @pytest.mark.slow
 def test_oracle_files_via_write_file_and_submit_score_one() -> None:
     problem = load_suite("builtin")["py-vector-add"]
