@@ -54,7 +54,7 @@ _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
 _CALL_RELOCS = {"R_X86_64_PLT32", "R_X86_64_PLT64", "R_AARCH64_CALL26", "R_AARCH64_JUMP26"}
-VERSION = "3"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "4"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(
@@ -267,14 +267,27 @@ def _library_header(header: str, banned: list[str]) -> str | None:
 
 def _asm_labels(code: list[str]) -> bool:
     """``T f(...) __asm__("sym")``: an asm keyword right after a declarator (``)``, ``]`` or a
-    name), not an asm statement (which follows ``;``, ``{``, ``}`` or ``asm volatile``)."""
+    name), not an asm statement (after ``;``, ``{``, ``}``, ``if (...)``, ``else``; or
+    ``asm volatile``/``asm goto``)."""
     for i, tok in enumerate(code[1:], 1):
         prev = code[i - 1]
-        if tok in _ASM and (
-            prev in (")", "]") or (prev.isidentifier() and prev not in _NOT_DECLARATOR)
-        ):
+        if tok not in _ASM or (i + 1 < len(code) and code[i + 1] in _NOT_DECLARATOR):
+            continue
+        if prev == ")" and _opener(code, i - 1) in ("if", "while", "for", "switch"):
+            continue  # `if (x) asm("trap;");`
+        if prev in (")", "]") or (prev.isidentifier() and prev not in _NOT_DECLARATOR):
             return True
     return False
+
+
+def _opener(code: list[str], close: int) -> str:
+    """The token before the ``(`` that matches the ``)`` at ``close``."""
+    depth = 0
+    for j in range(close, -1, -1):
+        depth += (code[j] == ")") - (code[j] == "(")
+        if depth == 0:
+            return code[j - 1] if j else ""
+    return ""
 
 
 def unit_violations(path: str, own: str, headers: Iterable[str], banned: list[str]) -> list[str]:

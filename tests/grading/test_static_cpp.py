@@ -86,7 +86,11 @@ def test_asm_label_fails() -> None:
 
 
 def test_an_asm_statement_is_not_a_label() -> None:
-    src = 'int add(int a, int b) { asm volatile("" ::: "memory"); asm("nop"); return a + b; }\n'
+    src = (
+        'int add(int a, int b) { asm volatile("" ::: "memory"); asm("nop");\n'
+        '  if (a > b) asm("nop"); else asm("nop");\n  if (b) __asm__ __volatile__("nop");\n'
+        "  return a + b; }\n"
+    )
     status, violations, _ = run_check(GXX, {"solution.cpp": src})
     assert (status, violations) == ("ok", [])
 
