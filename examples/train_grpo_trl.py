@@ -1,23 +1,23 @@
-"""One or two TRL GRPO steps on two cuda_python problems, with a tiny random model.
+"""One or two TRL GRPO steps on two cuda_python problems, with a tiny model built here.
 
 This proves the WIRING, not learning: ``GRPOTrainer(environment_factory=...)`` drives
-cudaenv's TRL adapter (reset per rollout, the model's tool calls parsed by TRL and run as
-the adapter's methods, ``get_reward`` per rollout, graded for real: cuda_python problems
-grade on numba-cuda's CPU simulator), and the optimizer steps run with a finite loss and
-finite, nonzero gradients.
+cudaenv's TRL adapter end to end: ``reset`` per rollout, the model's tool calls parsed by
+TRL and run as the adapter's methods, ``get_reward`` per rollout from a real grading
+(cuda_python problems grade on numba-cuda's CPU simulator), and optimizer steps with a
+finite loss and finite, nonzero gradients.
 
-The model has random weights. A few supervised steps first teach it to answer with one
-``submit`` call, so that TRL's tool loop (parse, call, append the result, generate again)
-runs; it still solves nothing, so the environment's reward is 0 for every rollout. A small
-shaping reward (the share of distinct tokens in a completion) varies within each group so
-the advantages, and so the gradients, are not all zero: the check is meaningful, the
-"learning" is not.
+The model starts from random weights; a few supervised steps first make it memorize one
+reply per problem: ``write_file`` with the reference solution, then ``submit``. So some
+rollouts score 1.0 (sampled ones that deviate score 0): a model-written solution goes
+through TRL's parser, the adapter and the grader to a reward. Memorizing the answer is not
+learning. A small shaping reward (the share of distinct tokens in a completion) keeps the
+advantages nonzero where a group's env rewards tie.
 
 Nothing is downloaded: the model is a 2-layer Qwen2 built from a config (hidden size 64);
-the tokenizer is a byte-level BPE trained here on the two rendered prompts (so they are a
-few dozen tokens: a quick step; it fits these prompts and nothing else) and wrapped as a
-``PreTrainedTokenizerFast`` with TRL's bundled Qwen2.5 chat template (it renders tools and
-TRL knows how to parse its tool calls).
+the tokenizer is a byte-level BPE trained here on the rendered prompts and replies (so they
+are a few dozen tokens: a quick step; it fits these texts and nothing else) and wrapped as
+a ``PreTrainedTokenizerFast`` with TRL's bundled Qwen2.5 chat template (it renders tools
+and TRL knows how to parse its tool calls).
 
     pip install 'cudaenv[trl,python]'
     python examples/train_grpo_trl.py --max-steps 2
@@ -26,6 +26,7 @@ TRL knows how to parse its tool calls).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import tempfile
@@ -37,8 +38,21 @@ TASKS = ["py-vector-add", "py-relu-clip"]
 TOOLS = ["bash", "edit_file", "list_files", "read_file", "submit", "write_file"]
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 ADDED = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
-CALL = '<tool_call>\n{"name": "submit", "arguments": {}}\n</tool_call><|im_end|>'
-TEACH_STEPS = 40
+SUBMIT = '<tool_call>\n{"name": "submit", "arguments": {}}\n</tool_call>'
+
+
+def oracle_reply(problem: Any) -> str:
+    """One reply that writes the reference solution's files, then submits."""
+    writes = [
+        "<tool_call>\n"
+        + json.dumps({"name": "write_file", "arguments": {"path": f.path, "content": f.content}})
+        + "\n</tool_call>"
+        for f in problem.solution.files
+    ]
+    return "\n".join([*writes, SUBMIT]) + "<|im_end|>"
+
+
+TEACH_STEPS = 150
 TEACH_LR = 1e-2
 
 
@@ -93,27 +107,32 @@ def build_model(tok: Any) -> Any:
     return model
 
 
-def teach_a_tool_call(model: Any, tok: Any, prompts: list[list[dict]], tools: list) -> float:
-    """A few supervised steps so the random model answers with one ``submit`` call.
+def teach_calls(
+    model: Any, tok: Any, prompts: list[list[dict]], calls: list[str], tools: list
+) -> float:
+    """Supervised steps until the model answers each prompt with its reply (``calls``).
 
     Without them a random model never emits a parseable call and the trainer's tool loop
-    (parse, call the env's method, append the result, generate again) would not run.
-    Returns the final loss on the call's tokens.
+    (parse, call the env's methods, append the results, generate again) would not run.
+    Returns the final loss on the replies' tokens.
     """
     import torch
 
-    target = tok(CALL, add_special_tokens=False).input_ids
-    rows = []
-    for messages in prompts:
+    rows, starts = [], []
+    for messages, call in zip(prompts, calls, strict=True):
         text = tok.apply_chat_template(
             messages, tools=tools, add_generation_prompt=True, tokenize=False
         )
-        rows.append(tok(text, add_special_tokens=False).input_ids + target)
+        prefix = tok(text, add_special_tokens=False).input_ids
+        rows.append(prefix + tok(call, add_special_tokens=False).input_ids)
+        starts.append(len(prefix))
     width = max(len(r) for r in rows)
     ids = torch.tensor([[tok.pad_token_id] * (width - len(r)) + r for r in rows])
     mask = (torch.arange(width) >= torch.tensor([[width - len(r)] for r in rows])).long()
     labels = torch.full_like(ids, -100)
-    labels[:, -len(target) :] = ids[:, -len(target) :]
+    for i, (row, start) in enumerate(zip(rows, starts, strict=True)):
+        first = width - len(row) + start
+        labels[i, first:] = ids[i, first:]
     opt = torch.optim.Adam(model.parameters(), lr=TEACH_LR)
     model.train()
     for _ in range(TEACH_STEPS):
@@ -141,6 +160,7 @@ def main() -> None:
     from trl import GRPOConfig, GRPOTrainer
 
     from cudaenv.integrations.trl import dataset_rows, environment_factory
+    from cudaenv.problems import load_suite
 
     env_cls = environment_factory("builtin", mode="solve", ids=TASKS, max_steps=4)
     rows = dataset_rows("builtin", "solve", ids=TASKS)
@@ -152,14 +172,17 @@ def main() -> None:
         prompts.append([*row["prompt"][:-1], {"role": "user", "content": text}])
     probe.get_reward()  # ends the probe's episode (graded as it stands), closing its sandbox
 
+    suite = load_suite("builtin")
+    replies = [oracle_reply(suite[row["task_id"]]) for row in rows]
+
     # train the tokenizer on the prompts as the chat template renders them (a first pass on
     # the raw texts gives a tokenizer to render with): short prompts, a quick step
-    seed = build_tokenizer([m["content"] for p in prompts for m in p] + [CALL])
+    seed = build_tokenizer([m["content"] for p in prompts for m in p] + replies)
     rendered = [seed.apply_chat_template(p, tools=tools, tokenize=False) for p in prompts]
-    tok = build_tokenizer([*rendered, CALL] * 4)
+    tok = build_tokenizer([*rendered, *replies] * 4)
     model = build_model(tok)
-    teach_loss = teach_a_tool_call(model, tok, prompts, tools)
-    print(f"taught one submit call: loss {teach_loss:.4f}")
+    teach_loss = teach_calls(model, tok, prompts, replies, tools)
+    print(f"taught the reference reply (write_file..., submit): loss {teach_loss:.4f}")
     rewards_seen: list[float | None] = []
     model_submits: list[str] = []
 
@@ -229,10 +252,11 @@ def main() -> None:
         and all(r is not None and math.isfinite(r) for r in rewards_seen)
         and any(c > 0 for c in calls)
         and model_submits
+        and 1.0 in rewards_seen
     )
     if not ok:
         raise SystemExit(f"check failed: checks={checks} rewards={rewards_seen}")
-    print("finite loss and gradients: OK")
+    print("finite loss and gradients, a model-written solution scored 1.0: OK")
 
 
 if __name__ == "__main__":
