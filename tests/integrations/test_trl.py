@@ -181,6 +181,7 @@ def test_unsubmitted_rollout_scores_zero_without_grading_when_asked() -> None:
 
 @pytest.mark.slow
 def test_oracle_files_via_write_file_and_submit_score_one() -> None:
+    pytest.importorskip("numba.cuda", reason="cuda_python problems grade with the python extra")
     problem = load_suite("builtin")["py-vector-add"]
     env = environment_factory("builtin", ids=TASKS)()
     env.reset(task_id=problem.task_id)
@@ -193,7 +194,9 @@ def test_oracle_files_via_write_file_and_submit_score_one() -> None:
 
 @pytest.mark.slow
 def test_train_grpo_example_runs_one_finite_step() -> None:
-    """examples/train_grpo_trl.py: GRPOTrainer, a tiny random model, two problems, one step."""
+    """examples/train_grpo_trl.py: GRPOTrainer, a tiny model built there, two problems, one
+    step: finite loss and gradients, four rollouts scored, one model-written solution at 1.0."""
+    pytest.importorskip("numba.cuda", reason="cuda_python problems grade with the python extra")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TRL_EXPERIMENTAL_SILENCE": "1"}
     proc = subprocess.run(
         [sys.executable, "examples/train_grpo_trl.py", "--max-steps", "1"],
