@@ -24,7 +24,7 @@ def problem(cpu_problem_dir: Path):
 def test_reference_passes_with_completion_proof(problem) -> None:
     v = cudaenv.grade(problem, {"solution.cpp": CPU_SOLUTION})
     assert v.passed is True and v.compiled
-    assert [*v.stages] == ["static", "build", "test"]
+    assert [*v.stages] == ["static", "build", "toolchain", "test"]
     assert all(s.status == "ok" for s in v.stages.values())
     assert (
         "<token>" in v.stages["test"].output_tail
