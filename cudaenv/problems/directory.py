@@ -12,6 +12,11 @@ from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.problems.validation import problem_from_dict
 
 SPEC_NAME = "problem-spec.yaml"
+# A folder beside a group's problems whose ``test/`` files every problem there gets as its own
+# (one copy on disk of a helper such as the cuda_python harnesses' ``pychild.py``); a problem's
+# own file of the same path wins. Loaded problems embed the files, so datapacks and exports
+# stay self-contained.
+SHARED_DIR = "_shared"
 
 
 def _read_tree(root: Path, prefix: str = "") -> list[SourceFile]:
@@ -68,11 +73,19 @@ def load_problem_dir(directory: str | Path) -> Problem:
             )
     data = dict(spec)
     data["context_files"] = _read_tree(directory / "context")
-    data["test_files"] = _read_tree(directory / "test", prefix="test/")
+    data["test_files"] = _test_files(directory)
     if task_id is not None:
         data["solution"] = _read_solution(directory / "solution", task_id)
         data["baseline_solution"] = _read_solution(directory / "baseline", task_id)
     return problem_from_dict(data, source=str(spec_path))
+
+
+def _test_files(directory: Path) -> list[SourceFile]:
+    """The problem's ``test/`` files plus the group's shared ones it does not replace."""
+    own = _read_tree(directory / "test", prefix="test/")
+    paths = {f.path for f in own}
+    shared = _read_tree(directory.parent / SHARED_DIR / "test", prefix="test/")
+    return own + [f for f in shared if f.path not in paths]
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

@@ -55,7 +55,7 @@ def test_every_python_harness_runs_the_solution_in_the_shared_child() -> None:
     helpers = {
         p.task_id: {f.path: f.content for f in p.test_files}["test/pychild.py"] for p in problems
     }
-    assert len(set(helpers.values())) == 1  # one helper, copied identically
+    assert len(set(helpers.values())) == 1  # one helper: the group's shared test/pychild.py
     for p in problems:
         harness = next(f for f in p.test_files if f.path != "test/pychild.py")
         imported = {

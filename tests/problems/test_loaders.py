@@ -303,3 +303,23 @@ def test_hub_source_offline_from_cache(
     assert pinned.ids == ["cpu-add"]
     with pytest.raises(SourceNotFoundError, match="cache"):
         load_suite("hf://ours/other-suite")
+
+
+def test_a_groups_shared_test_files_reach_each_problem(tmp_path: Path) -> None:
+    """``<group>/_shared/test/`` files are every problem's own hidden tests there (one copy on
+    disk), a problem's own file of the same path wins, and a datapack embeds them."""
+    group = tmp_path / "group"
+    for tid in ("p-one", "p-two"):
+        write_problem(group, tid, files={"test/main.cpp": f"// {tid}\n", "solution/s.cpp": ""})
+    (group / "p-two" / "test" / "helper.h").write_text("// p-two's own\n")
+    (group / "_shared" / "test").mkdir(parents=True)
+    (group / "_shared" / "test" / "helper.h").write_text("// shared\n")
+    suite = load_suite(str(group))
+    assert [p.task_id for p in suite] == ["p-one", "p-two"]  # _shared is no problem
+    tests = {p.task_id: {f.path: f.content for f in p.test_files} for p in suite}
+    assert tests["p-one"] == {"test/main.cpp": "// p-one\n", "test/helper.h": "// shared\n"}
+    assert tests["p-two"]["test/helper.h"] == "// p-two's own\n"
+    pack = tmp_path / "pack.tar.gz"
+    suite.to_datapack(pack)
+    packed = {f.path: f.content for f in load_suite(str(pack))["p-one"].test_files}
+    assert packed["test/helper.h"] == "// shared\n"
