@@ -95,7 +95,8 @@ class Reporter:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
-        if self.plain:
+        # an interrupt is said once, by the command's own "interrupted: ..." line
+        if self.plain and not (exc_type and issubclass(exc_type, KeyboardInterrupt)):
             stopped = f" (stopped: {exc_type.__name__})" if exc_type else ""
             self._line(self.summary() + stopped)
 

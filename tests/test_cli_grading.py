@@ -150,6 +150,7 @@ def test_grade_ctrl_c_stops_cleanly_and_resumes(
     assert proc.returncode == 130 and "Traceback" not in stdout + stderr, stderr
     said = [line for line in (stdout + stderr).splitlines() if "interrupted" in line]
     assert len(said) == 1 and "gradings stored" in said[0]
+    assert "KeyboardInterrupt" not in stdout + stderr  # said once, by that line
     stored = list(ResultStore(out, "graded").records())
     assert all(r["verdict"]["passed"] for r in stored) and 0 < len(stored) < 6
     summary = json.loads((out / "summary.json").read_text())
