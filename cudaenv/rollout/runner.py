@@ -26,6 +26,7 @@ import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -201,18 +202,20 @@ def run_episodes(
     pending: deque[Job] = deque(j for j in jobs if j.key not in done)
     if not pending:
         recorder.seal()
-    return _drive(
-        agent,
-        env_options,
-        pending,
-        recorder,
-        workers=workers,
-        use_ray=use_ray,
-        ray_address=ray_address,
-        num_cpus=num_cpus,
-        num_gpus=num_gpus,
-        max_retries=max_retries,
-    )
+    pool = _Pool(workers, use_ray, ray_address, num_cpus, num_gpus, max_retries)
+    return _drive(agent, env_options, pending, recorder, pool)
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """How episodes run: ``run_episodes``' worker and Ray arguments, passed on as one."""
+
+    workers: int
+    use_ray: bool
+    ray_address: str | None
+    num_cpus: float
+    num_gpus: float
+    max_retries: int
 
 
 def _drive(
@@ -220,36 +223,19 @@ def _drive(
     env_options: dict[str, Any],
     pending: deque[Job],
     recorder: _Recorder,
-    *,
-    workers: int,
-    use_ray: bool,
-    ray_address: str | None,
-    num_cpus: float,
-    num_gpus: float,
-    max_retries: int,
+    pool: _Pool,
 ) -> Iterator[EpisodeResult]:
     if not pending:
         return
-    workers = min(workers, len(pending))
+    pool = replace(pool, workers=min(pool.workers, len(pending)))
     backend: Any = None
     try:
-        backend = _backend(
-            agent,
-            env_options,
-            pending,
-            recorder,
-            workers,
-            use_ray,
-            ray_address,
-            num_cpus,
-            num_gpus,
-            max_retries,
-        )
+        backend = _backend(agent, env_options, pending, recorder, pool)
         while pending or backend.busy():
             while pending and backend.has_capacity():
                 backend.submit(pending.popleft())
             for res in backend.wait(timeout=0.5):
-                yield recorder.record(res) if use_ray else res
+                yield recorder.record(res) if pool.use_ray else res
     finally:
         recorder.seal()  # first: nothing abandoned below is stored
         if backend is not None:
@@ -261,27 +247,22 @@ def _backend(
     env_options: dict[str, Any],
     pending: deque[Job],
     recorder: _Recorder,
-    workers: int,
-    use_ray: bool,
-    ray_address: str | None,
-    num_cpus: float,
-    num_gpus: float,
-    max_retries: int,
+    pool: _Pool,
 ) -> Any:
-    if use_ray:
+    if pool.use_ray:
         from cudaenv.rollout.ray_pool import RayBackend
 
         return RayBackend(
             agent,
             env_options,
-            workers,
-            num_cpus=num_cpus,
-            num_gpus=num_gpus,
-            address=ray_address,
-            max_retries=max_retries,
+            pool.workers,
+            num_cpus=pool.num_cpus,
+            num_gpus=pool.num_gpus,
+            address=pool.ray_address,
+            max_retries=pool.max_retries,
             requeue=pending.appendleft,
         )
-    return _ThreadBackend(agent, env_options, workers, recorder)
+    return _ThreadBackend(agent, env_options, pool.workers, recorder)
 
 
 async def arun_episodes(
