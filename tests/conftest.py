@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -71,6 +72,35 @@ def cpu_problem_dir(tmp_path: Path) -> Path:
             "baseline/solution.cpp": CPU_SOLUTION,
         },
     )
+
+
+def sandbox_dirs() -> set[str]:
+    """This process's local sandbox directories (agent and grading sandboxes alike)."""
+    parent = Path(tempfile.gettempdir()).resolve() / "cudaenv-sandboxes"
+    mine = f"{os.getpid()}-"
+    return (
+        {p.name for p in parent.iterdir() if p.name.startswith(mine)} if parent.is_dir() else set()
+    )
+
+
+def descendants() -> set[int]:
+    """Live (non-zombie) processes descending from this one."""
+    parent_of: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b"Z":
+            parent_of[int(entry)] = int(fields[1])
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, ppid in parent_of.items() if ppid in frontier} - found
+        found |= frontier
+    return found
 
 
 def need_image(image: str, build_hint: str = "docker/build-images.sh") -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -15,41 +14,12 @@ import cudaenv
 from cudaenv.env import aio
 from cudaenv.errors import CudaEnvError, SpecError
 from cudaenv.problems import load_suite
-from tests.conftest import CPU_SOLUTION
+from tests.conftest import CPU_SOLUTION, descendants, sandbox_dirs
 
 
 @pytest.fixture
 def cpu_problem(cpu_problem_dir: Path):
     return load_suite(cpu_problem_dir.parent)["cpu-add"]
-
-
-def _sandbox_dirs() -> set[str]:
-    """This process's local sandbox directories (agent and grading sandboxes alike)."""
-    parent = Path(tempfile.gettempdir()).resolve() / "cudaenv-sandboxes"
-    mine = f"{os.getpid()}-"
-    return (
-        {p.name for p in parent.iterdir() if p.name.startswith(mine)} if parent.is_dir() else set()
-    )
-
-
-def _descendants() -> set[int]:
-    """Live (non-zombie) processes descending from this one."""
-    parent_of: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != b"Z":
-            parent_of[int(entry)] = int(fields[1])
-    found, frontier = set(), {os.getpid()}
-    while frontier:
-        frontier = {pid for pid, ppid in parent_of.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 async def _episode(problem, oracle: bool) -> tuple[float, dict]:
@@ -69,11 +39,11 @@ async def _episode(problem, oracle: bool) -> tuple[float, dict]:
 
 def test_64_concurrent_episodes_leave_no_sandbox_or_process(cpu_problem) -> None:
     asyncio.run(_episode(cpu_problem, oracle=False))  # warm-up: helpers the process keeps
-    dirs, procs = _sandbox_dirs(), _descendants()
+    dirs, procs = sandbox_dirs(), descendants()
     probe = cudaenv.make(cpu_problem)
     probe.reset()
     probe.step({"tool": "bash", "args": {"command": "true"}})
-    assert _sandbox_dirs() - dirs and _descendants() - procs  # the counts see a live episode
+    assert sandbox_dirs() - dirs and descendants() - procs  # the counts see a live episode
     probe.close()
 
     async def main() -> list[tuple[float, dict]]:
@@ -83,8 +53,8 @@ def test_64_concurrent_episodes_leave_no_sandbox_or_process(cpu_problem) -> None
     assert [r for r, _ in results] == [1.0 if i % 2 == 0 else 0.0 for i in range(64)]
     assert all(info["reward_valid"] for _, info in results)
     assert sum(info["is_success"] for _, info in results) == 32
-    assert _sandbox_dirs() <= dirs
-    assert _descendants() <= procs
+    assert sandbox_dirs() <= dirs
+    assert descendants() <= procs
 
 
 def test_one_call_at_a_time_per_env_and_cancel_closes(cpu_problem) -> None:

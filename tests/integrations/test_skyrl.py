@@ -15,8 +15,11 @@ skyrl_gym = pytest.importorskip("skyrl_gym", reason="the skyrl extra (skyrl-gym)
 from cudaenv.errors import ProblemNotFoundError, SandboxError  # noqa: E402
 from cudaenv.integrations import skyrl as adapter  # noqa: E402
 from tests.agents.scripted_server import ScriptedServer, text  # noqa: E402
-from tests.conftest import CPU_SOLUTION  # noqa: E402
-from tests.env.test_async import _descendants, _sandbox_dirs  # noqa: E402
+from tests.conftest import (  # noqa: E402
+    CPU_SOLUTION,
+    descendants,
+    sandbox_dirs,
+)
 
 
 def _call(name: str, **args: Any) -> str:
@@ -153,7 +156,7 @@ def test_rows_name_the_env_class_and_task(source: Path) -> None:
 def test_32_concurrent_episodes_leave_no_sandbox_or_process(source: Path) -> None:
     with ScriptedServer([text(NOP)]) as srv:
         asyncio.run(_rollout(source, srv.base_url))  # warm-up: helpers the process keeps
-    dirs, procs = _sandbox_dirs(), _descendants()
+    dirs, procs = sandbox_dirs(), descendants()
     scripts = {True: ORACLE, False: NOP}
     servers = {k: ScriptedServer([text(v)]).start() for k, v in scripts.items()}
     try:
@@ -170,5 +173,5 @@ def test_32_concurrent_episodes_leave_no_sandbox_or_process(source: Path) -> Non
     rewards = [outs[-1]["reward"] for outs, _ in results]
     assert rewards == [1.0 if i % 2 == 0 else 0.0 for i in range(32)]
     assert all(outs[-1]["metadata"]["reward_valid"] for outs, _ in results)
-    assert _sandbox_dirs() <= dirs
-    assert _descendants() <= procs
+    assert sandbox_dirs() <= dirs
+    assert descendants() <= procs

@@ -6,7 +6,6 @@ import inspect
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,39 +21,11 @@ from cudaenv.errors import (
 )
 from cudaenv.integrations.trl import dataset_rows, environment_factory
 from cudaenv.problems import load_suite
+from tests.conftest import descendants, sandbox_dirs
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["py-vector-add", "py-relu-clip"]
 TOOLS = ["bash", "edit_file", "list_files", "read_file", "submit", "write_file"]
-
-
-def _sandbox_dirs() -> set[str]:
-    """This process's local sandbox directories (agent and grading sandboxes alike)."""
-    parent = Path(tempfile.gettempdir()).resolve() / "cudaenv-sandboxes"
-    mine = f"{os.getpid()}-"
-    return (
-        {p.name for p in parent.iterdir() if p.name.startswith(mine)} if parent.is_dir() else set()
-    )
-
-
-def _descendants() -> set[int]:
-    """Live (non-zombie) processes descending from this one."""
-    parent_of: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != b"Z":
-            parent_of[int(entry)] = int(fields[1])
-    found, frontier = set(), {os.getpid()}
-    while frontier:
-        frontier = {pid for pid, ppid in parent_of.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 def _broken_sandbox():
@@ -152,29 +123,29 @@ def test_reused_instance_two_tasks_in_a_row_leaves_nothing_behind() -> None:
     warm = env_cls()  # helpers the process keeps (the first grading) start here
     warm.reset(task_id="py-relu-clip")
     warm.submit()
-    dirs, procs = _sandbox_dirs(), _descendants()
+    dirs, procs = sandbox_dirs(), descendants()
     env = env_cls()
     env.reset(task_id="py-vector-add")
     env.write_file("notes.txt", "first task\n")
-    assert _sandbox_dirs() - dirs  # the count sees a live episode
+    assert sandbox_dirs() - dirs  # the count sees a live episode
     text = env.reset(task_id="py-relu-clip")  # the unfinished first episode's sandbox goes
     assert "relu" in text.lower()
     assert "notes.txt" not in env.list_files()
-    assert len(_sandbox_dirs() - dirs) == 1
+    assert len(sandbox_dirs() - dirs) == 1
     assert env.get_reward() == 0.0  # never submitted: graded as it stands (nothing written)
     assert env.info["truncation_reason"] is None and env.info["task_id"] == "py-relu-clip"
-    assert _sandbox_dirs() <= dirs
-    assert _descendants() <= procs
+    assert sandbox_dirs() <= dirs
+    assert descendants() <= procs
 
 
 def test_unsubmitted_rollout_scores_zero_without_grading_when_asked() -> None:
-    dirs = _sandbox_dirs()
+    dirs = sandbox_dirs()
     env = environment_factory("builtin", ids=TASKS, grade_on_truncation=False)()
     env.reset(task_id="py-vector-add")
     env.write_file("solution.py", "def vector_add(a, b, out):\n    pass\n")
     assert env.get_reward() == 0.0
     assert env.info is None  # never graded
-    assert _sandbox_dirs() <= dirs
+    assert sandbox_dirs() <= dirs
     with pytest.raises(CudaEnvError, match="episode is over"):
         env.list_files()
 

@@ -20,8 +20,11 @@ vf = pytest.importorskip("verifiers.v1", reason="the verifiers extra is not inst
 from cudaenv.errors import SandboxError  # noqa: E402
 from cudaenv.integrations.verifiers import load_environment  # noqa: E402
 from tests.agents.scripted_server import ScriptedServer, tool_call, tool_calls  # noqa: E402
-from tests.conftest import CPU_SOLUTION  # noqa: E402
-from tests.env.test_async import _descendants, _sandbox_dirs  # noqa: E402
+from tests.conftest import (  # noqa: E402
+    CPU_SOLUTION,
+    descendants,
+    sandbox_dirs,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = [tool_call("write_file", path="solution.cpp", content=CPU_SOLUTION), tool_call("submit")]
@@ -130,14 +133,14 @@ def test_grading_infrastructure_fault_is_not_scored(source: str) -> None:
 
 def test_cancelled_rollout_closes_its_sandbox(source: str) -> None:
     env = load_environment(source)
-    before = _sandbox_dirs()
+    before = sandbox_dirs()
     script = [tool_call("bash", command="sleep 30", timeout=2)]
     with ScriptedServer(script) as srv:
 
         async def main() -> None:
             run = asyncio.ensure_future(_episodes(env, [_ctx(srv)]))
             deadline = time.monotonic() + 120  # hang guard only
-            while not (srv.requests and _sandbox_dirs() - before):
+            while not (srv.requests and sandbox_dirs() - before):
                 assert time.monotonic() < deadline and not run.done()
                 await asyncio.sleep(0.05)
             run.cancel()
@@ -146,9 +149,9 @@ def test_cancelled_rollout_closes_its_sandbox(source: str) -> None:
 
         asyncio.run(main())
     deadline = time.monotonic() + 60  # hang guard only: the bash call ends at its 2 s timeout
-    while _sandbox_dirs() - before and time.monotonic() < deadline:
+    while sandbox_dirs() - before and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _sandbox_dirs() - before
+    assert not sandbox_dirs() - before
 
 
 @pytest.mark.slow
@@ -156,15 +159,15 @@ def test_32_concurrent_rollouts_leave_no_sandbox_or_process(source: str) -> None
     env = load_environment(source)
     with ScriptedServer(NOP) as srv:
         _one(env, srv)  # warm-up: helpers the process keeps
-    dirs, procs = _sandbox_dirs(), _descendants()
+    dirs, procs = sandbox_dirs(), descendants()
     with ScriptedServer([ORACLE_REPLY]) as good, ScriptedServer(NOP) as bad:
         ctxs = [_ctx(good if i % 2 == 0 else bad) for i in range(32)]
         episodes = asyncio.run(_episodes(env, ctxs))
     rewards = [ep.traces[0].reward for ep in episodes]
     assert all(ep.ok for ep in episodes)
     assert sorted(rewards) == [0.0] * 16 + [1.0] * 16
-    assert _sandbox_dirs() <= dirs
-    assert _descendants() <= procs
+    assert sandbox_dirs() <= dirs
+    assert descendants() <= procs
 
 
 @pytest.mark.slow
