@@ -29,8 +29,8 @@ from cudaenv.grading.verdict import Verdict
 from cudaenv.problems import load_suite
 from cudaenv.problems.model import Problem
 from cudaenv.sandbox.base import ExecResult, Sandbox
-from cudaenv.sandbox.local import LocalSandbox
 from tests.conftest import CPU_HEADER, CPU_SOLUTION, CPU_TEST, write_problem
+from tests.grading.local_box import LocalBox
 
 # textually another solution (its own build), as fast as the reference: timings are scripted
 BASELINE = """\
@@ -47,13 +47,12 @@ ROLES = ("solution", "baseline")
 Event = tuple[str, str]  # (what happened, whose box): ("kill" | "timed" | "tested", role)
 
 
-class Recorder(Sandbox):
+class Recorder(LocalBox):
     """A real local sandbox that logs the grader's kills and timed runs, in order, and reports
     the next scripted duration (when given) as the duration of each timed run."""
 
     def __init__(self, role: str, boxes: Boxes) -> None:
-        self.inner = LocalSandbox()
-        self.isolation = self.inner.isolation
+        super().__init__()
         self.role = role
         self.boxes = boxes
 
@@ -62,40 +61,20 @@ class Recorder(Sandbox):
         if self.boxes.on_event is not None:
             self.boxes.on_event((what, self.role))
 
-    def exec(
-        self,
-        command: str,
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-    ) -> ExecResult:
-        timed = command == self.boxes.problem.benchmark_command
-        if timed:
+    def before(self, command: str, env: Mapping[str, str]) -> None:
+        if command == self.boxes.problem.benchmark_command:
             self._event("timed")
-        res = self.inner.exec(command, timeout=timeout, env=env, cwd=cwd)
+
+    def after(self, command: str, env: Mapping[str, str], res: ExecResult) -> ExecResult:
         if command == self.boxes.problem.test_command:
             self._event("tested")
         script = self.boxes.samples_ms.get(self.role)
-        if timed and script is not None:
+        if command == self.boxes.problem.benchmark_command and script is not None:
             res = res.model_copy(update={"duration_s": script.pop(0) / 1000.0})
         return res
 
-    def kill_processes(self) -> None:
-        self.inner.kill_processes()
+    def killed(self) -> None:
         self._event("kill")
-
-    def write_file(self, path: str, data: str | bytes) -> None:
-        self.inner.write_file(path, data)
-
-    def read_file(self, path: str) -> bytes:
-        return self.inner.read_file(path)
-
-    def list_files(self) -> list[str]:
-        return self.inner.list_files()
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class Boxes:

@@ -26,37 +26,30 @@ from cudaenv.problems.model import Problem
 from cudaenv.sandbox.base import ExecResult, Sandbox
 from cudaenv.sandbox.local import LocalSandbox
 from tests.conftest import CPU_SOLUTION
+from tests.grading.local_box import LocalBox
 from tests.grading.test_benchmark_cpu import _killed, _live_pids, cpu_problem
 
 ROLES = ("solution", "baseline")
 
 
-class Watched(Sandbox):
+class Watched(LocalBox):
     """A real local sandbox that reports each exec (before and after) and each kill to a hook,
     forwards ``stray_processes``, and reports scripted durations for the timed runs."""
 
     def __init__(self, role: str, boxes: Boxes) -> None:
-        self.inner = LocalSandbox()
-        self.isolation = self.inner.isolation
+        super().__init__()
         self.role, self.boxes = role, boxes
 
-    def exec(
-        self,
-        command: str,
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-    ) -> ExecResult:
-        self.boxes.hook("before", self, command, env or {})
-        res = self.inner.exec(command, timeout=timeout, env=env, cwd=cwd)
-        self.boxes.hook("after", self, command, env or {})
+    def before(self, command: str, env: Mapping[str, str]) -> None:
+        self.boxes.hook("before", self, command, env)
+
+    def after(self, command: str, env: Mapping[str, str], res: ExecResult) -> ExecResult:
+        self.boxes.hook("after", self, command, env)
         if command == self.boxes.problem.benchmark_command and self.boxes.ms is not None:
             res = res.model_copy(update={"duration_s": self.boxes.ms / 1000.0})
         return res
 
-    def kill_processes(self) -> None:
-        self.inner.kill_processes()
+    def killed(self) -> None:
         self.boxes.hook("killed", self, "", {})
 
     def stray_processes(self) -> list[int] | None:
@@ -64,18 +57,6 @@ class Watched(Sandbox):
 
     def sha(self, path: str) -> str:
         return hashlib.sha256(self.inner.read_file(path)).hexdigest()
-
-    def write_file(self, path: str, data: str | bytes) -> None:
-        self.inner.write_file(path, data)
-
-    def read_file(self, path: str) -> bytes:
-        return self.inner.read_file(path)
-
-    def list_files(self) -> list[str]:
-        return self.inner.list_files()
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 Hook = Callable[[str, Watched, str, Mapping[str, str]], None]
