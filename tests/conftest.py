@@ -103,8 +103,9 @@ def descendants() -> set[int]:
     return found
 
 
-def need_image(image: str, build_hint: str = "docker/build-images.sh") -> None:
-    """Skip unless the Docker engine answers and holds ``image`` (built here, never pulled)."""
+def need_image(image: str, build_hint: str = "docker/build-images.sh") -> object:
+    """Skip unless the Docker engine answers and holds ``image`` (built here, never pulled);
+    the engine's client."""
     pytest.importorskip("docker", reason="the docker extra is not installed")
     import docker
     from cudaenv.errors import SandboxError
@@ -118,6 +119,7 @@ def need_image(image: str, build_hint: str = "docker/build-images.sh") -> None:
         client.images.get(image)
     except docker.errors.ImageNotFound:
         pytest.skip(f"image {image} missing; build it with {build_hint}")
+    return client
 
 
 @pytest.fixture

@@ -23,9 +23,9 @@ from cudaenv.sandbox.docker import (
     LABEL_POOL,
     DockerSandbox,
     DockerSandboxPool,
-    docker_client,
     reap_orphans,
 )
+from tests.conftest import need_image
 
 pytestmark = pytest.mark.docker
 
@@ -34,17 +34,7 @@ TEST_IMAGE = os.environ.get("CUDAENV_TEST_IMAGE", "cudaenv-sandbox-test:latest")
 
 @pytest.fixture(scope="module")
 def client() -> object:
-    try:
-        client = docker_client()
-    except SandboxError as exc:
-        pytest.skip(f"Docker engine unreachable: {exc}")
-    import docker
-
-    try:
-        client.images.get(TEST_IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.skip(f"test image {TEST_IMAGE} missing; run docker/build-test-image.sh")
-    return client
+    return need_image(TEST_IMAGE, "docker/build-test-image.sh")
 
 
 @pytest.fixture(scope="module")

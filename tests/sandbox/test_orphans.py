@@ -22,6 +22,7 @@ import pytest
 
 from cudaenv.errors import SandboxError
 from cudaenv.sandbox._owners import Owner, boot_id, proc_start
+from tests.conftest import need_image
 
 TEST_IMAGE = os.environ.get("CUDAENV_TEST_IMAGE", "cudaenv-sandbox-test:latest")
 HANG_GUARD_S = 60.0  # only against a hang: every wait below ends as soon as its condition holds
@@ -174,20 +175,7 @@ def test_local_sandbox_of_a_killed_owner_is_cleaned_by_the_next(isolation: str) 
 
 @pytest.fixture(scope="module")
 def client() -> object:
-    pytest.importorskip("docker", reason="the docker extra is not installed")
-    from cudaenv.sandbox.docker import docker_client
-
-    try:
-        client = docker_client()
-    except SandboxError as exc:
-        pytest.skip(f"Docker engine unreachable: {exc}")
-    import docker
-
-    try:
-        client.images.get(TEST_IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.skip(f"test image {TEST_IMAGE} missing; run docker/build-test-image.sh")
-    return client
+    return need_image(TEST_IMAGE, "docker/build-test-image.sh")
 
 
 def _exists(client: object, name: str) -> bool:
