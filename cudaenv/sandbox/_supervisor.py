@@ -219,11 +219,7 @@ class CgroupSet:
                 (path / "cgroup.procs").write_text(str(pid))
 
     def pids(self) -> set[int]:
-        found: set[int] = set()
-        for path in self.dirs:
-            with contextlib.suppress(OSError, ValueError):
-                found.update(int(x) for x in (path / "cgroup.procs").read_text().split())
-        return found
+        return cgroup_pids(self.dirs)
 
     def oom_kills(self) -> int | None:
         """Processes the memory cgroup's limit killed (v1 ``memory.oom_control``, v2
@@ -242,32 +238,53 @@ class CgroupSet:
 
     def kill_all(self, deadline_s: float = 5.0) -> None:
         """SIGKILL every member until none is left (a fork bomb is bounded by pids.max)."""
-        end = time.monotonic() + deadline_s
-        while self.dirs and time.monotonic() < end:
-            for path in self.dirs:
-                kill_file = path / "cgroup.kill"
-                if kill_file.exists():
-                    with contextlib.suppress(OSError):
-                        kill_file.write_text("1")
-            pids = self.pids()
-            if not pids:
-                return
-            for pid in pids:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.002)
+        kill_cgroups(self.dirs, deadline_s)
 
     def remove(self) -> None:
-        for path in self.dirs:
-            for _ in range(200):
-                try:
-                    path.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.005)
+        remove_cgroups(self.dirs)
         self.dirs = []
+
+
+def cgroup_pids(dirs: list[Path]) -> set[int]:
+    """The pids in the cgroups ``dirs`` (unreadable ones count as empty)."""
+    found: set[int] = set()
+    for path in dirs:
+        with contextlib.suppress(OSError, ValueError):
+            found.update(int(x) for x in (path / "cgroup.procs").read_text().split())
+    return found
+
+
+def kill_cgroups(dirs: list[Path], deadline_s: float = 5.0) -> None:
+    """SIGKILL every process in the cgroups ``dirs`` until none is left or ``deadline_s``
+    passed (v2's ``cgroup.kill`` first; processes in their own sessions leave no tree)."""
+    end = time.monotonic() + deadline_s
+    while dirs and time.monotonic() < end:
+        for path in dirs:
+            kill_file = path / "cgroup.kill"
+            if kill_file.exists():
+                with contextlib.suppress(OSError):
+                    kill_file.write_text("1")
+        pids = cgroup_pids(dirs)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.002)
+
+
+def remove_cgroups(dirs: list[Path]) -> None:
+    """Remove the cgroups ``dirs``, retrying while a killed member still holds one (it leaves
+    its cgroup a moment after it dies); a cgroup already gone is fine."""
+    for path in dirs:
+        for _ in range(200):
+            try:
+                path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.005)
 
 
 def _v1_files(controller: str):  # type: ignore[no-untyped-def]

@@ -139,29 +139,8 @@ def _stale_owner(name: str, parent: Path) -> bool:
 def _reap_cgroups(dirs: list[Path], deadline_s: float = 5.0) -> None:
     """SIGKILL every process left in a dead owner's cgroups, then remove them (a cgroup with a
     member cannot be removed, and its processes, in their own sessions, outlive the owner)."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        pids: set[int] = set()
-        for path in dirs:
-            with contextlib.suppress(OSError):
-                (path / "cgroup.kill").write_text("1")
-            with contextlib.suppress(OSError, ValueError):
-                pids.update(int(x) for x in (path / "cgroup.procs").read_text().split())
-        if not pids:
-            break
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.002)
-    for path in dirs:
-        for _ in range(200):  # a killed process leaves its cgroup a moment after it dies
-            try:
-                path.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.005)
+    sv.kill_cgroups(dirs, deadline_s)
+    sv.remove_cgroups(dirs)
 
 
 def _sweep_stale(parent: Path) -> None:
