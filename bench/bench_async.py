@@ -23,10 +23,11 @@ import statistics
 import time
 from typing import Any
 
+from bench.bench_env import trivial_problem
 from cudaenv.env.aio import ENV_VAR, async_threads
 from cudaenv.env.core import CudaEnv
 from cudaenv.env.trajectory import Trajectory
-from cudaenv.problems.model import Problem, SourceFile
+from cudaenv.problems.model import Problem
 from cudaenv.rollout import run_episodes
 
 STEPS: list[dict[str, Any]] = [
@@ -34,22 +35,6 @@ STEPS: list[dict[str, Any]] = [
     {"tool": "list_files", "args": {}},
     {"tool": "submit", "args": {}},
 ]
-
-
-def trivial_problem() -> Problem:
-    """A cuda_cpp problem that needs no GPU and whose build and test are ``true``."""
-    return Problem(
-        task_id="bench-async",
-        problem_type="cuda_cpp",
-        group="cuda-kernels",
-        prompt="Anything passes: the build and the test are `true`.",
-        metadata={"requires_gpu": False},
-        context_files=[SourceFile(path="include/trivial.h", content="#pragma once\nint f();\n")],
-        test_files=[SourceFile(path="test/test_main.cu", content="int main() { return 0; }\n")],
-        build_command="true",
-        test_command="true",
-        timeout_seconds=30,
-    )
 
 
 class StepsAgent:
@@ -129,7 +114,7 @@ def main() -> None:
     if args.threads:
         os.environ[ENV_VAR] = str(args.threads)
     workers = args.workers or min(n, 64)
-    problem = trivial_problem()
+    problem = trivial_problem("bench-async", "Anything passes: the build and the test are `true`.")
     load_before = os.getloadavg()[0]
 
     idle = asyncio.run(idle_ticks(1.0))  # the machine's own noise, nothing else running

@@ -45,13 +45,17 @@ EPISODE_STEPS = [
 Row = tuple[str, int, float, str]  # name, samples, median ms, target verdict
 
 
-def trivial_problem() -> Problem:
-    """A cuda_cpp problem that needs no GPU and whose build and test are ``true``."""
+def trivial_problem(
+    task_id: str = "bench-trivial",
+    prompt: str = "Write solution.cu (anything compiles: the build and the test are `true`).",
+) -> Problem:
+    """A cuda_cpp problem that needs no GPU and whose build and test are ``true`` (the
+    benchmarks time the env around the commands, not the commands)."""
     return Problem(
-        task_id="bench-trivial",
+        task_id=task_id,
         problem_type="cuda_cpp",
         group="cuda-kernels",
-        prompt="Write solution.cu (anything compiles: the build and the test are `true`).",
+        prompt=prompt,
         metadata={"requires_gpu": False},
         context_files=[SourceFile(path="include/trivial.h", content="#pragma once\nint f();\n")],
         test_files=[SourceFile(path="test/test_main.cu", content="int main() { return 0; }\n")],
