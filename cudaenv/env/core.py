@@ -399,6 +399,10 @@ class CudaEnv(gym.Env[str, str]):
 
     def _grade(self) -> Verdict:
         try:
+            # escape: freeze the workspace first, so nothing the agent left running (a setsid
+            # loop rewriting solution.cpp) can change the files between its last action and
+            # their collection
+            self.sandbox.kill_processes()
             files = self.workspace_solution()
         except SandboxError as exc:
             return Verdict(
