@@ -146,6 +146,13 @@ def stream_events(
     return events
 
 
+class _Server(ThreadingHTTPServer):
+    """A listen backlog for many concurrent clients (the default 5 refuses connections when
+    dozens of episodes call at once on a loaded machine)."""
+
+    request_queue_size = 256
+
+
 class AnthropicServer:
     """``with AnthropicServer([...]) as srv: ANTHROPIC_BASE_URL=srv.base_url``.
 
@@ -274,7 +281,7 @@ class AnthropicServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(
             target=self._server.serve_forever, daemon=True, name="scripted-anthropic"

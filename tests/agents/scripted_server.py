@@ -122,6 +122,13 @@ def _payload(message: dict[str, Any], model: str, usage: tuple[int, int], n: int
     }
 
 
+class _Server(ThreadingHTTPServer):
+    """A listen backlog for many concurrent clients (the default 5 refuses connections when
+    dozens of episodes call at once on a loaded machine)."""
+
+    request_queue_size = 256
+
+
 class ScriptedServer:
     """``with ScriptedServer([...]) as srv: OpenAI(base_url=srv.base_url)``.
 
@@ -225,7 +232,7 @@ class ScriptedServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, daemon=True, name="scripted-openai"
