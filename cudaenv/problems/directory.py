@@ -85,7 +85,7 @@ def _test_files(directory: Path) -> list[SourceFile]:
     own = _read_tree(directory / "test", prefix="test/")
     paths = {f.path for f in own}
     shared = _read_tree(directory.parent / SHARED_DIR / "test", prefix="test/")
-    return own + [f for f in shared if f.path not in paths]
+    return sorted([*own, *(f for f in shared if f.path not in paths)], key=lambda f: f.path)
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

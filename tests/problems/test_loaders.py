@@ -317,7 +317,8 @@ def test_a_groups_shared_test_files_reach_each_problem(tmp_path: Path) -> None:
     suite = load_suite(str(group))
     assert [p.task_id for p in suite] == ["p-one", "p-two"]  # _shared is no problem
     tests = {p.task_id: {f.path: f.content for f in p.test_files} for p in suite}
-    assert tests["p-one"] == {"test/main.cpp": "// p-one\n", "test/helper.h": "// shared\n"}
+    assert tests["p-one"] == {"test/helper.h": "// shared\n", "test/main.cpp": "// p-one\n"}
+    assert [f.path for f in suite["p-one"].test_files] == ["test/helper.h", "test/main.cpp"]
     assert tests["p-two"]["test/helper.h"] == "// p-two's own\n"
     pack = tmp_path / "pack.tar.gz"
     suite.to_datapack(pack)

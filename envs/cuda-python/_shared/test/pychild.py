@@ -1,7 +1,8 @@
 """Run a Python solution in a child process; the harness (the parent) only sees its arrays.
 
-Shared by every bundled cuda_python harness (each problem's ``test/`` holds an identical copy,
-so it reaches the grading sandbox like any hidden test file and a solution cannot replace it).
+Shared by every bundled cuda_python harness (one copy in ``envs/cuda-python/_shared/test/``,
+which the loader gives each problem of the group as its own hidden test file, so it reaches the
+grading sandbox like any hidden test file and a solution cannot replace it).
 A solution imported into the harness's own process could patch ``numpy.array_equal`` or read
 the completion token, so the parent never imports solution code, numba or CUDA: it sends the
 inputs to a child (``python pychild.py --child``) as ``.npy`` over a pipe, the child calls the
