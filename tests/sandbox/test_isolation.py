@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from cudaenv.cli import app
 from cudaenv.errors import IsolationUnavailableError, SandboxError, SpecError
 from cudaenv.sandbox import _bwrap
-from cudaenv.sandbox.local import LocalSandbox, _sandbox_parent
-from tests.conftest import CPU_SOLUTION
+from cudaenv.sandbox.local import LocalSandbox
+from tests.conftest import CPU_SOLUTION, sandbox_dirs
 
 # what a command tries: a host file, a host port, the host's pid namespace
 PROBE = (
@@ -56,11 +56,6 @@ def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     missing = tmp_path / "no-such-bwrap"
     monkeypatch.setenv(_bwrap.ENV_VAR, str(missing))
     return missing
-
-
-def _own_sandbox_dirs() -> set[str]:
-    parent = _sandbox_parent()
-    return {p.name for p in parent.iterdir()} if parent.is_dir() else set()
 
 
 def test_the_wheels_bwrap_isolates_when_path_hides_the_system_one(
@@ -115,7 +110,7 @@ def test_no_working_bwrap_refuses_the_default_and_names_both_ways_out(
         bwrap.write_text(f"#!/bin/sh\necho '{why}' >&2\nexit 1\n")
         bwrap.chmod(0o755)
         monkeypatch.setenv(_bwrap.ENV_VAR, str(bwrap))
-    before = _own_sandbox_dirs()
+    before = sandbox_dirs()
     with pytest.raises(IsolationUnavailableError) as info:
         LocalSandbox()
     message = str(info.value)
@@ -123,7 +118,7 @@ def test_no_working_bwrap_refuses_the_default_and_names_both_ways_out(
     assert "\n" not in message and str(bwrap) in message and why in message
     for hint in WAYS_OUT:
         assert hint in message, hint
-    assert _own_sandbox_dirs() == before
+    assert sandbox_dirs() == before
     with LocalSandbox(isolation="rlimits") as box:
         assert box.exec("echo ran", timeout=30).stdout == "ran\n"
 
