@@ -161,24 +161,27 @@ def test_unreachable_engine_is_a_clear_error(client: object) -> None:
         DockerSandbox(image=TEST_IMAGE, base_url="unix:///nonexistent/docker.sock")
 
 
+@pytest.mark.serial  # a test process beside it could reap its orphan first
 def test_reap_orphans_removes_dead_owner(client: object) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     import socket
 
-    container = client.containers.run(  # type: ignore[attr-defined]
-        TEST_IMAGE,
-        ["sleep", "1000"],
-        detach=True,
-        init=True,
-        network_mode="none",
-        labels={
-            LABEL_OWNER_PID: str(dead.pid),
-            LABEL_OWNER_HOST: socket.gethostname(),
-            LABEL_POOL: "test",
-        },
-    )
+    # the sandbox first: starting it does this process's once-per-process reap, so the orphan
+    # made next is left for the explicit call
     with DockerSandbox(image=TEST_IMAGE) as alive:
+        container = client.containers.run(  # type: ignore[attr-defined]
+            TEST_IMAGE,
+            ["sleep", "1000"],
+            detach=True,
+            init=True,
+            network_mode="none",
+            labels={
+                LABEL_OWNER_PID: str(dead.pid),
+                LABEL_OWNER_HOST: socket.gethostname(),
+                LABEL_POOL: "test",
+            },
+        )
         removed = reap_orphans()
         assert container.name in removed
         assert alive.container_name not in removed
