@@ -24,6 +24,9 @@ from pydantic import (
 from cudaenv.problems.paths import check_relative_path, check_unique
 
 ProblemType = Literal["cuda_cpp", "cuda_python"]
+#: what an episode asks for: write it, make the baseline faster, or fix the broken files
+Mode = Literal["solve", "optimize", "repair"]
+MODES: tuple[Mode, ...] = ("solve", "optimize", "repair")
 PROBLEM_SCHEMA_VERSION = 2
 SOLUTION_SCHEMA_VERSION = 1
 

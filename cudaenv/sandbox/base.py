@@ -112,6 +112,21 @@ class Sandbox(ABC):
 
     #: how commands are isolated: "bubblewrap", "rlimits" (no namespaces) or "docker".
     isolation: Isolation
+    #: whether commands here can reach a network (False: none at all).
+    network: bool = False
+
+    @property
+    def output_cap_bytes(self) -> int:
+        """How many bytes of each stream ``exec`` keeps (head and tail; see :func:`cap_output`)."""
+        return DEFAULT_OUTPUT_CAP_BYTES
+
+    def compile_sibling(self, *, rw_binds: list[str], ro_binds: list[str]) -> Sandbox | None:
+        """A new, empty sandbox like this one for a compile-only build (no GPU, no network),
+        with the host directories ``rw_binds`` writable and ``ro_binds`` read-only at the same
+        paths inside; or None where this backend (or this configuration of it, e.g. no mount
+        isolation) cannot provide one. The grader mounts the compiler cache this way
+        (:mod:`cudaenv.grading.ccache`); whose compiler runs there is ``toolchain_id``."""
+        return None
 
     def toolchain_env(self) -> dict[str, str]:
         """Variables that build and test commands need to find the CUDA toolkit here.
@@ -124,6 +139,12 @@ class Sandbox(ABC):
         from cudaenv.toolkit import toolkit_env
 
         return dict(toolkit_env())
+
+    @classmethod
+    def gpu_access_for(cls, options: Mapping[str, object]) -> bool:
+        """What ``gpu_access`` would be for a sandbox made with ``options`` (without making
+        one): the host's devices are visible by default."""
+        return True
 
     @property
     def gpu_access(self) -> bool:

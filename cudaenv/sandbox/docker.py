@@ -488,6 +488,10 @@ class DockerSandbox(Sandbox):
         """Nothing: commands use the image's own toolchain and environment (its ``ENV``)."""
         return {}
 
+    @classmethod
+    def gpu_access_for(cls, options: Mapping[str, object]) -> bool:
+        return DockerOptions.requests_gpus(options.get("gpus"))  # type: ignore[arg-type]
+
     @property
     def gpu_access(self) -> bool:
         """Only with device requests (``gpus``): a container sees no GPU otherwise."""
@@ -517,6 +521,11 @@ class DockerSandbox(Sandbox):
         self._box: _Container | None = box
         self._pool = pool
         self._cap = box.options.limits.output_cap_bytes
+        self.network = box.options.network
+
+    @property
+    def output_cap_bytes(self) -> int:
+        return self._cap
 
     @property
     def container_name(self) -> str:

@@ -303,6 +303,10 @@ class LocalSandbox(Sandbox):
     there, so the grader binds its compiler cache only into sandboxes that run a compiler).
     """
 
+    @property
+    def output_cap_bytes(self) -> int:
+        return self.limits.output_cap_bytes
+
     def __init__(
         self,
         *,
