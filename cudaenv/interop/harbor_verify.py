@@ -116,7 +116,7 @@ def container_isolation() -> str:
     said on stderr (the local sandbox itself never falls back).
     """
     from cudaenv.errors import IsolationUnavailableError
-    from cudaenv.sandbox.local import check_isolation
+    from cudaenv.sandbox import check_isolation
 
     try:
         check_isolation("bubblewrap")
