@@ -16,7 +16,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from cudaenv.cli import app
-from cudaenv.cli_progress import Reporter, summary_table
+from cudaenv.cli.progress import Reporter, summary_table
 from cudaenv.grading.summary import Graded, summarise
 from cudaenv.grading.verdict import StageResult, Verdict
 from cudaenv.problems.datapack import write_solution_datapack

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import cudaenv.cli_interop  # noqa: F401 - registers export-harbor on the app
 from cudaenv.cli import app
 from cudaenv.grading.verdict import Verdict
 from cudaenv.interop.harbor_export import export_problem, export_suite, gpu_types

@@ -17,8 +17,6 @@ runner = CliRunner()
 
 
 def _eval(*args: str):
-    import cudaenv.cli_eval  # noqa: F401 - registers the command, as main() does
-
     return runner.invoke(app, ["eval", *args], terminal_width=200)
 
 
@@ -103,7 +101,7 @@ def test_speedup_plot_is_a_real_png(tmp_path) -> None:
     """The optimize-mode plot, from verdicts as a GPU run produces them."""
     import types
 
-    from cudaenv.cli_eval import _plot_speedups
+    from cudaenv.cli.eval import _plot_speedups
     from cudaenv.grading.verdict import Verdict
 
     rows = [

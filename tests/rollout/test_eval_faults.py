@@ -116,8 +116,6 @@ def test_a_second_run_on_a_held_out_dir_is_refused(suite: Path, tmp_path: Path) 
 def test_an_unwritable_out_is_one_line_before_any_episode(
     cpu_problem_dir: Path, tmp_path: Path, mount_tmpfs
 ) -> None:
-    import cudaenv.cli_eval  # noqa: F401 - registers the command
-
     a_file = tmp_path / "file"
     a_file.write_text("x")
     for out, why in [

@@ -7,20 +7,17 @@ from typing import Annotated
 
 import typer
 
-from cudaenv.cli import SourceArg, _friendly, _split, app, console
+from cudaenv.cli.common import GroupsOpt, IdsOpt, SourceArg, console, friendly, selected
 
 
-@app.command("export-harbor")
-@_friendly
+@friendly
 def export_harbor_cmd(
     source: SourceArg,
     out_dir: Annotated[
         Path, typer.Argument(help="directory to write one Harbor task per problem into")
     ],
-    ids: Annotated[str | None, typer.Option("--ids", help="comma-separated task ids")] = None,
-    groups: Annotated[
-        str | None, typer.Option("--groups", "-g", help="comma-separated groups")
-    ] = None,
+    ids: IdsOpt = None,
+    groups: GroupsOpt = None,
     image: Annotated[
         str, typer.Option("--image", help="the cudaenv eval image the Dockerfiles build FROM")
     ] = "cudaenv-eval:latest",
@@ -33,10 +30,14 @@ def export_harbor_cmd(
 ) -> None:
     """Export problems as Harbor task directories (task.toml, instruction.md, environment/, tests/, solution/)."""
     from cudaenv.interop.harbor_export import export_suite
-    from cudaenv.problems.loader import load_suite
 
-    suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
+    suite = selected(source, ids, groups)
     tasks = export_suite(
         suite, out_dir, image=image, agent_timeout_s=agent_timeout, overwrite=force
     )
     console.print(f"wrote {len(tasks)} Harbor tasks to {out_dir}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``export-harbor`` to ``app``."""
+    app.command("export-harbor")(export_harbor_cmd)

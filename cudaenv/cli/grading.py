@@ -11,19 +11,27 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from cudaenv.cli import (
+from cudaenv.cli.common import (
     GpusOption,
+    GroupsOpt,
+    IdsOpt,
     ImageOption,
     IsolationOption,
-    _friendly,
-    _sandbox_options,
-    _split,
-    app,
+    KOpt,
+    ModeOpt,
+    OutOpt,
+    SandboxOpt,
+    SourceOpt,
+    WorkersOpt,
     console,
     err_console,
+    friendly,
+    sandbox_options,
+    selected,
+    split_csv,
 )
-from cudaenv.cli_progress import Reporter, left_out, summary_table, timed, verdict_status
-from cudaenv.cli_runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
+from cudaenv.cli.progress import Reporter, left_out, summary_table, timed, verdict_status
+from cudaenv.cli.runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
 from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.problems.model import Solution, SourceFile
 
@@ -51,18 +59,17 @@ def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
     return sols
 
 
-@app.command("grade")
-@_friendly
+@friendly
 def grade_cmd(
     solutions: Annotated[
         Path, typer.Argument(help="solutions datapack (.tar.gz) or directory <task_id>/<files>")
     ],
-    source: Annotated[str, typer.Option("--source", "-s")] = "builtin",
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
-    out: Annotated[Path, typer.Option("--out", "-o")] = Path("graded"),
-    k: Annotated[str, typer.Option("--k", help="comma-separated k for pass@k")] = "1",
-    mode: Annotated[str, typer.Option("--mode")] = "solve",
-    sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
+    source: SourceOpt = "builtin",
+    workers: WorkersOpt = 2,
+    out: OutOpt = Path("graded"),
+    k: KOpt = "1",
+    mode: ModeOpt = "solve",
+    sandbox: SandboxOpt = "local",
     image: ImageOption = None,
     gpus: GpusOption = None,
     isolation: IsolationOption = None,
@@ -77,11 +84,11 @@ def grade_cmd(
     from cudaenv.rollout.runner import latest_results
     from cudaenv.rollout.store import ResultStore, claim_dir
 
-    options = _sandbox_options(sandbox, image, gpus, isolation)
+    options = sandbox_options(sandbox, image, gpus, isolation)
     suite = load_suite(source)
     rejected: list[SpecError] = []
     sols = _solutions_from(solutions, rejected)
-    ks = [int(x) for x in _split(k) or ["1"]]
+    ks = [int(x) for x in split_csv(k) or ["1"]]
     missing = sorted({s.task_id for s in sols} - set(suite.ids))
     if missing:  # before --out is created: a bad input leaves nothing behind
         raise SourceNotFoundError(f"solutions for unknown task_id(s) {missing[:5]} in {source}")
@@ -163,16 +170,15 @@ def _validate_status(row: ValidationRow) -> str:
     return "ok (not run: no GPU)" if ref is not None and not_run(ref) else "ok"
 
 
-@app.command()
-@_friendly
+@friendly
 def validate(
     source: Annotated[
         str, typer.Argument(help="builtin, a directory, a datapack, or hf://...")
     ] = "builtin",
-    sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
-    ids: Annotated[str | None, typer.Option("--ids")] = None,
-    groups: Annotated[str | None, typer.Option("--groups", "-g")] = None,
+    sandbox: SandboxOpt = "local",
+    workers: WorkersOpt = 2,
+    ids: IdsOpt = None,
+    groups: GroupsOpt = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="also write the rows as JSON")
     ] = None,
@@ -183,12 +189,11 @@ def validate(
 ) -> None:
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
     from cudaenv.grading.validate import validate_problem
-    from cudaenv.problems.loader import load_suite
     from cudaenv.sandbox.base import declare_workers
 
-    options = _sandbox_options(sandbox, image, gpus, isolation)
+    options = sandbox_options(sandbox, image, gpus, isolation)
 
-    suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
+    suite = selected(source, ids, groups)
     rows = []
     progress = Reporter(console, "validating", len(suite))
     declare_workers(workers)  # the sandboxes' default memory cap shares the host among them
@@ -230,15 +235,14 @@ def validate(
         raise typer.Exit(1)
 
 
-@app.command()
-@_friendly
+@friendly
 def baseline(
     source: Annotated[
         str, typer.Argument(help="builtin, a directory, a datapack, or hf://...")
     ] = "builtin",
-    sandbox: Annotated[str, typer.Option("--sandbox")] = "local",
-    ids: Annotated[str | None, typer.Option("--ids")] = None,
-    groups: Annotated[str | None, typer.Option("--groups", "-g")] = None,
+    sandbox: SandboxOpt = "local",
+    ids: IdsOpt = None,
+    groups: GroupsOpt = None,
     rounds: Annotated[int, typer.Option("--rounds", min=1, help="timed rounds")] = 5,
     image: ImageOption = None,
     gpus: GpusOption = None,
@@ -248,10 +252,9 @@ def baseline(
     cache with its provenance: the only writer besides ``validate`` (grades never write it)."""
     from cudaenv.errors import CudaEnvError
     from cudaenv.grading.baseline_pass import time_baseline
-    from cudaenv.problems.loader import load_suite
 
-    options = _sandbox_options(sandbox, image, gpus, isolation)
-    suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
+    options = sandbox_options(sandbox, image, gpus, isolation)
+    suite = selected(source, ids, groups)
     failed = 0
     for p in suite:
         if p.baseline_solution is None or not p.benchmark_command:
@@ -266,3 +269,10 @@ def baseline(
             err_console.print(f"{p.task_id}: {exc}")
     if failed:
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``grade``, ``validate`` and ``baseline`` to ``app``."""
+    app.command("grade")(grade_cmd)
+    app.command()(validate)
+    app.command()(baseline)

@@ -12,17 +12,24 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from cudaenv.cli import IsolationOption, _friendly, _split, app, console
-from cudaenv.cli_progress import Reporter
+from cudaenv.cli.common import (
+    BACKEND_NAMES,
+    IsolationOption,
+    check_backend,
+    console,
+    friendly,
+    split_csv,
+)
+from cudaenv.cli.progress import Reporter
 from cudaenv.errors import SpecError
 
+# only the agent's sandbox: the grader's is always local
+AgentSandboxOpt = Annotated[str, typer.Option("--sandbox", help=f"agent sandbox: {BACKEND_NAMES}")]
 
-@app.command("redteam")
-@_friendly
+
+@friendly
 def redteam_cmd(
-    sandbox: Annotated[
-        str, typer.Option("--sandbox", help="agent sandbox: local | docker")
-    ] = "local",
+    sandbox: AgentSandboxOpt = "local",
     only: Annotated[
         str | None, typer.Option("--only", help="comma-separated exploit names")
     ] = None,
@@ -37,14 +44,13 @@ def redteam_cmd(
 ) -> None:
     """Run the red-team suite: scripted exploit agents through real episodes and the grader."""
     from cudaenv.redteam import EXPLOITS, run_exploit
-    from cudaenv.sandbox.local import check_isolation
+    from cudaenv.sandbox import check_isolation
     from cudaenv.toolkit import has_gpu
 
-    if sandbox not in ("local", "docker"):
-        raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
+    check_backend(sandbox)
     isolation = isolation or "bubblewrap"
     check_isolation(isolation)  # every local sandbox (the grader's always): before any work
-    names, wanted = set(_split(only) or []), set(_split(classes) or [])
+    names, wanted = set(split_csv(only) or []), set(split_csv(classes) or [])
     unknown = names - {e.name for e in EXPLOITS}
     if unknown:
         raise SpecError(f"unknown exploit(s): {', '.join(sorted(unknown))}", field="only")
@@ -96,3 +102,8 @@ def redteam_cmd(
         console.print(f"[bold red]{failed} exploit(s) got through[/]")
         raise typer.Exit(1)
     console.print("[green]every exploit was blocked[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``redteam`` to ``app``."""
+    app.command("redteam")(redteam_cmd)

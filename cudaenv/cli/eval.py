@@ -12,19 +12,28 @@ from typing import Annotated, Any
 
 import typer
 
-from cudaenv.cli import (
+from cudaenv.cli.common import (
     GpusOption,
+    GroupsOpt,
+    IdsOpt,
     ImageOption,
     IsolationOption,
-    _friendly,
-    _sandbox_options,
-    _split,
-    app,
+    KOpt,
+    ModeOpt,
+    OutOpt,
+    SandboxOpt,
+    SourceOpt,
+    WorkersOpt,
+    check_mode,
     console,
     err_console,
+    friendly,
+    sandbox_options,
+    selected,
+    split_csv,
 )
-from cudaenv.cli_progress import Reporter, left_out, summary_table, verdict_status
-from cudaenv.cli_runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
+from cudaenv.cli.progress import Reporter, left_out, summary_table, verdict_status
+from cudaenv.cli.runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
 from cudaenv.errors import SpecError
 
 MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model
@@ -104,10 +113,9 @@ def _plot_speedups(rows: list[Any], path: Path) -> str:
     return f"speedup plot: {path}"
 
 
-@app.command("eval")
-@_friendly
+@friendly
 def eval_cmd(
-    out: Annotated[Path, typer.Option("--out", "-o", help="results directory (resumable)")],
+    out: OutOpt,
     agent: Annotated[
         str,
         typer.Option("--agent", "-a", help="oracle | nop | openai | claude-code | opencode"),
@@ -125,19 +133,17 @@ def eval_cmd(
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", min=1, help="model replies per episode")
     ] = None,
-    source: Annotated[str, typer.Option("--source", "-s")] = "builtin",
-    ids: Annotated[str | None, typer.Option("--ids", help="comma-separated task ids")] = None,
-    groups: Annotated[
-        str | None, typer.Option("--groups", "-g", help="comma-separated groups")
-    ] = None,
-    mode: Annotated[str, typer.Option("--mode", help="solve | optimize | repair")] = "solve",
+    source: SourceOpt = "builtin",
+    ids: IdsOpt = None,
+    groups: GroupsOpt = None,
+    mode: ModeOpt = "solve",
     attempts: Annotated[
         int, typer.Option("--attempts", "-n", min=1, help="episodes per problem")
     ] = 1,
-    k: Annotated[str, typer.Option("--k", help="comma-separated k for pass@k")] = "1",
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1)] = 2,
+    k: KOpt = "1",
+    workers: WorkersOpt = 2,
     ray: Annotated[bool, typer.Option("--ray/--no-ray", help="run episodes on Ray actors")] = False,
-    sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
+    sandbox: SandboxOpt = "local",
     image: ImageOption = None,
     gpus: GpusOption = None,
     isolation: IsolationOption = None,
@@ -147,23 +153,19 @@ def eval_cmd(
 ) -> None:
     """Evaluate an agent: episodes in parallel, DIR/summary.json with pass@k by group."""
     from cudaenv.grading.summary import summarise
-    from cudaenv.problems.loader import load_suite
     from cudaenv.rollout import ResultStore, latest_results, run_episodes
     from cudaenv.rollout.store import claim_dir
 
-    if mode not in ("solve", "optimize", "repair"):
-        raise SpecError(f"unknown mode {mode!r}; choose solve, optimize or repair", field="mode")
+    check_mode(mode)
     if mode == "repair":
         raise SpecError(
             "repair mode needs a failing solution per problem; `cudaenv eval` runs solve and optimize",
             field="mode",
         )
-    if sandbox not in ("local", "docker"):
-        raise SpecError(f"unknown sandbox {sandbox!r}; choose local or docker", field="sandbox")
-    sandbox_options = _sandbox_options(sandbox, image, gpus, isolation)
-    ks = sorted({int(x) for x in _split(k) or ["1"]})
+    box_options = sandbox_options(sandbox, image, gpus, isolation)
+    ks = sorted({int(x) for x in split_csv(k) or ["1"]})
     spec = _agent_spec(agent, model, base_url, max_turns)
-    suite = load_suite(source).filter(include=_split(ids), groups=_split(groups))
+    suite = selected(source, ids, groups)
     problems = list(suite)
     if mode == "optimize":
         problems = [p for p in problems if p.has_benchmark and p.baseline_solution is not None]
@@ -177,8 +179,8 @@ def eval_cmd(
     if max(ks) > attempts:
         console.print(f"note: pass@{max(ks)} needs --attempts >= {max(ks)}; it is reported as '-'")
     env_options = {"mode": mode, "sandbox": sandbox, "source": source, "max_steps": max_steps}
-    if sandbox_options:
-        env_options["sandbox_options"] = sandbox_options
+    if box_options:
+        env_options["sandbox_options"] = box_options
     planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
     claim = claim_dir(out)  # writable and ours (one line, exit 2 if not) before any episode
     store = ResultStore(out, "results")
@@ -240,3 +242,8 @@ def eval_cmd(
     claim.release()
     if stop["signals"]:
         raise typer.Exit(INTERRUPTED_EXIT)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``eval`` to ``app``."""
+    app.command("eval")(eval_cmd)

@@ -1,0 +1,47 @@
+"""The ``cudaenv`` typer app: each command module adds its commands to it.
+
+Imports go one way: this module -> the command modules -> ``common`` (and ``progress``,
+``runs``). A new command group is a module with ``register(app)`` and one line in
+``COMMAND_MODULES`` (its place there is its place in ``cudaenv --help``).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+
+import typer
+
+from cudaenv.cli import catalog, grading, interop, redteam
+from cudaenv.cli import eval as evaluation
+from cudaenv.cli.common import err_console
+
+COMMAND_MODULES: tuple[ModuleType, ...] = (
+    catalog,  # list, show, pack
+    evaluation,  # eval
+    grading,  # grade, validate, baseline
+    interop,  # export-harbor
+    redteam,  # redteam
+)
+
+
+def build_app() -> typer.Typer:
+    """A fresh app with every command module's commands."""
+    app = typer.Typer(
+        add_completion=False, no_args_is_help=True, help="CUDA problems as RL environments."
+    )
+    for module in COMMAND_MODULES:
+        module.register(app)
+    return app
+
+
+app = build_app()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
