@@ -193,6 +193,23 @@ def test_image_and_gpus_need_the_docker_sandbox(tmp_path: Path, cpu_problem_dir:
         assert result.exit_code == 2 and "--sandbox docker only" in result.output
 
 
+def test_an_unknown_sandbox_is_one_line_before_any_work(
+    tmp_path: Path, cpu_problem_dir: Path
+) -> None:
+    """grade, validate and baseline name the backends, as eval does, and write nothing."""
+    src = str(cpu_problem_dir.parent)
+    out = tmp_path / "graded"
+    for cmd in (
+        ["grade", str(_solutions(tmp_path)), "--source", src, "--out", str(out)],
+        ["validate", src],
+        ["baseline", src],
+    ):
+        result = runner.invoke(app, [*cmd, "--sandbox", "nope"])
+        assert result.exit_code == 2, result.output
+        assert "unknown sandbox 'nope'; choose local or docker" in result.output
+    assert not out.exists()
+
+
 @pytest.mark.docker
 def test_validate_in_a_chosen_image(tmp_path: Path, eval_cpu_image: str) -> None:
     """The gate runs in the image a cluster would use (here the CPU eval image, whose
