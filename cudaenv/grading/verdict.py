@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-StageName = Literal["static", "source_refs", "build", "test", "sanitizer", "benchmark"]
 StageStatus = Literal["ok", "failed", "timeout", "skipped", "error"]
 FailureKind = Literal["agent", "infrastructure"]
 
@@ -24,13 +23,37 @@ class StageResult(BaseModel):
     cached: bool = False
 
 
+class ClockReading(BaseModel):
+    """What NVML saw while one sample ran (``grading/gpu_clocks.py``): the lowest and highest
+    SM clock, the lowest memory clock, the hottest temperature and every throttle reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sm_mhz_min: int | None = None
+    sm_mhz_max: int | None = None
+    mem_mhz_min: int | None = None
+    temp_c_max: int | None = None
+    throttle_reasons: int = 0  # NVML clocksEventReasons bits, OR over the run (idle left out)
+    polls: int = 0
+
+
 class Timing(BaseModel):
-    """Benchmark samples in milliseconds and their median / spread."""
+    """Benchmark samples in milliseconds and their median / spread.
+
+    ``clocks`` holds one reading per sample taken (None where NVML could not be read), the
+    dropped ones included; ``throttled_dropped`` counts the samples left out of
+    ``samples_ms`` because their device was throttled; ``l2_flush_bytes`` is the size of the
+    grader's L2 flush before each timed region (None: no flush).
+    """
 
     samples_ms: list[float] = Field(default_factory=list)
     median_ms: float | None = None
     spread_ms: float | None = None
     source: str = ""
+    clocks: list[ClockReading | None] = Field(default_factory=list)
+    throttled_dropped: int = 0
+    all_throttled: bool = False
+    l2_flush_bytes: int | None = None
 
 
 class Verdict(BaseModel):
@@ -38,7 +61,9 @@ class Verdict(BaseModel):
 
     ``passed`` is None when a stage that decides it could not run here (no GPU), which is
     different from False (the solution failed). ``failure`` says whose fault a failure is:
-    "infrastructure" failures must not be used as policy reward signal.
+    "infrastructure" failures must not be used as policy reward signal. ``sol_ms`` and
+    ``sol_fraction`` come from the problem's ``metadata.work`` and the device's peaks
+    (``grading/speed_of_light.py``); None where either is unknown.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -52,6 +77,9 @@ class Verdict(BaseModel):
     baseline_ms: float | None = None
     speedup: float | None = None
     speedup_ci: tuple[float, float] | None = None
+    sol_ms: float | None = None  # speed of light of the benchmark on this device
+    sol_fraction: float | None = None  # sol_ms / solution_ms: 1.0 is the hardware's limit
+    sol_device: str | None = None  # the peak-table entry sol_ms used
     solution_timing: Timing | None = None
     baseline_timing: Timing | None = None
     dropped_files: list[str] = Field(default_factory=list)
