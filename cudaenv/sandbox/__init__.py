@@ -9,20 +9,29 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from cudaenv.errors import SpecError
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
+from cudaenv.sandbox.options import DockerOptions, LocalOptions, SandboxOptions, spec_error
 
 __all__ = [
     "BACKENDS",
+    "DockerOptions",
     "ExecResult",
+    "LocalOptions",
     "Sandbox",
     "SandboxLimits",
+    "SandboxOptions",
     "check_isolation",
     "gpu_access",
     "make_sandbox",
     "pid_alive",
     "reap_orphans",
+    "sandbox_options",
 ]
 
 #: backend name -> "module:class" (imported on first use)
@@ -32,20 +41,53 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def _backend_class(backend: str) -> type[Sandbox]:
-    from cudaenv.errors import SpecError
-
+def _target(backend: str) -> str:
     target = BACKENDS.get(backend) if isinstance(backend, str) else None
     if target is None:
         names = ", ".join(repr(n) for n in BACKENDS)
         raise SpecError(f"unknown sandbox backend {backend!r}; choose {names}", field="sandbox")
-    module, _, name = target.partition(":")
+    return target
+
+
+def _backend_class(backend: str) -> type[Sandbox]:
+    module, _, name = _target(backend).partition(":")
     return getattr(importlib.import_module(module), name)
 
 
-def make_sandbox(backend: str = "local", **options: Any) -> Sandbox:
-    """Create a sandbox by backend name (a key of :data:`BACKENDS`)."""
+def make_sandbox(backend: str | SandboxOptions = "local", **options: Any) -> Sandbox:
+    """Create a sandbox by backend name (a key of :data:`BACKENDS`) and its options; or from
+    a :data:`SandboxOptions` model (``options`` then override its fields)."""
+    if isinstance(backend, BaseModel):
+        options = {**backend.as_kwargs(), **options}
+        backend = backend.backend
     return _backend_class(backend)(**options)
+
+
+_OPTIONS: TypeAdapter[SandboxOptions] = TypeAdapter(SandboxOptions)
+
+
+def sandbox_options(
+    backend: str, options: Mapping[str, Any] | SandboxOptions | None = None
+) -> SandboxOptions:
+    """Validate a backend's options (without making a sandbox): the backend's model, or a
+    :class:`cudaenv.errors.SpecError` naming the bad field (``image`` for a local sandbox, an
+    unknown ``isolation``, a negative ``limits.memory_mb``...) or the unknown backend."""
+    _target(backend)
+    if isinstance(options, BaseModel):
+        if options.backend == backend:
+            return options
+        options = options.model_dump(exclude_unset=True, exclude={"backend"})
+    if not isinstance(options, Mapping | None):
+        raise SpecError(f"sandbox options must be a mapping, not {options!r}", field="options")
+    data = dict(options or {})
+    if data.setdefault("backend", backend) != backend:
+        raise SpecError(
+            f"options for the {data['backend']!r} sandbox given for {backend!r}", field="backend"
+        )
+    try:
+        return _OPTIONS.validate_python(data)
+    except ValidationError as exc:
+        raise spec_error(exc, backend) from exc
 
 
 def check_isolation(isolation: str = "bubblewrap") -> None:

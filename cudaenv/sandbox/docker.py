@@ -37,8 +37,6 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from cudaenv.errors import (
     MissingExtraError,
     SandboxClosedError,
@@ -47,7 +45,8 @@ from cudaenv.errors import (
     SandboxTimeoutError,
 )
 from cudaenv.sandbox._owners import Owner
-from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits, cap_output
+from cudaenv.sandbox.base import ExecResult, Sandbox, cap_output
+from cudaenv.sandbox.options import EVAL_IMAGE, DockerOptions, validated
 
 __all__ = [
     "EVAL_IMAGE",
@@ -59,7 +58,6 @@ __all__ = [
     "reap_orphans_once",
 ]
 
-EVAL_IMAGE = "cudaenv-eval:latest"
 WORKSPACE = "/workspace"
 RUN_DIR = "/run/cudaenv"
 SERVER_PATH = "/opt/cudaenv/exec_server.py"
@@ -72,40 +70,6 @@ LABEL_POOL = "cudaenv.pool"
 LABEL_RUN_DIR = "cudaenv.run_dir"
 _SERVER_SOURCE = Path(__file__).with_name("_exec_server.py")
 _RUN_DIR_PREFIX = "cudaenv-run-"
-
-
-class DockerOptions(BaseModel):
-    """How a DockerSandbox container is started (units in the names)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    image: str = EVAL_IMAGE
-    gpus: int | list[int | str] | None = Field(
-        default=None, description="None: no GPU; int: that many (-1 all); list: device ids"
-    )
-    network: bool = Field(default=False, description="False: network_mode none")
-    limits: SandboxLimits = Field(default_factory=SandboxLimits)
-    cpus: float | None = Field(default=None, gt=0, description="CPU quota (nano_cpus)")
-    workspace_mb: int = Field(default=4096, gt=0, description="tmpfs size of /workspace")
-    tmp_mb: int = Field(default=1024, gt=0, description="tmpfs size of /tmp")
-    environment: dict[str, str] = Field(default_factory=dict)
-    base_url: str | None = Field(default=None, description="engine URL; None: DOCKER_HOST")
-    start_timeout_s: float = Field(default=60.0, gt=0)
-    pool: str = Field(default="", description="value of the cudaenv.pool label")
-
-    @staticmethod
-    def requests_gpus(gpus: int | list[int | str] | None) -> bool:
-        """Whether ``gpus`` asks for any device (a container sees no GPU otherwise)."""
-        return gpus not in (None, 0, [])
-
-    extra_ro_binds: list[str] = Field(
-        default_factory=list, description="host directories mounted read-only, same path inside"
-    )
-    extra_rw_binds: list[str] = Field(
-        default_factory=list,
-        description="host directories mounted writable, same path inside (the grader's "
-        "compiler cache, only in a container that runs nothing but the compiler)",
-    )
 
 
 def _docker() -> Any:
@@ -495,7 +459,7 @@ class DockerSandbox(Sandbox):
     @property
     def gpu_access(self) -> bool:
         """Only with device requests (``gpus``): a container sees no GPU otherwise."""
-        return DockerOptions.requests_gpus(self._live().options.gpus)
+        return bool(self._live().options.gpu_access)
 
     @property
     def toolchain_id(self) -> str:
@@ -503,7 +467,7 @@ class DockerSandbox(Sandbox):
         return f"docker:{self._live().image_id}"
 
     def __init__(self, **options: Any) -> None:
-        box = _Container(DockerOptions(**options))
+        box = _Container(validated(DockerOptions, options))
         try:
             box.start()
         except BaseException:
@@ -627,7 +591,8 @@ class DockerSandboxPool:
     """
 
     def __init__(self, image: str = EVAL_IMAGE, size: int = 4, **options: Any) -> None:
-        self.options = DockerOptions(image=image, pool=f"pool-{uuid.uuid4().hex[:8]}", **options)
+        pool = f"pool-{uuid.uuid4().hex[:8]}"
+        self.options = validated(DockerOptions, {"image": image, "pool": pool, **options})
         self.size = size
         self._idle: deque[_Container] = deque()
         self._lent: set[_Container] = set()

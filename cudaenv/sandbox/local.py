@@ -64,6 +64,7 @@ from cudaenv.sandbox import _supervisor as sv
 from cudaenv.sandbox import _workspace as ws
 from cudaenv.sandbox._owners import Owner
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
+from cudaenv.sandbox.options import LocalOptions, validated
 
 __all__ = ["LocalSandbox", "check_isolation", "sweep_stale_sandboxes"]
 
@@ -317,13 +318,18 @@ class LocalSandbox(Sandbox):
         extra_rw_binds: list[str] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        bwrap = _bubblewrap_for(isolation)  # first: a refused sandbox leaves nothing behind
+        opts: LocalOptions = validated(LocalOptions, {
+            "limits": limits, "isolation": isolation, "network": network, "env": env,
+            "extra_ro_binds": extra_ro_binds, "extra_rw_binds": extra_rw_binds,
+        })  # fmt: skip
+        bwrap = _bubblewrap_for(opts.isolation)  # first: a refused sandbox leaves nothing behind
         use_bwrap = bwrap is not None
         self._bwrap = bwrap
-        self.limits = limits or SandboxLimits()
-        self.network = network
-        self.extra_ro_binds = [Path(p).resolve() for p in extra_ro_binds or []]
-        self.extra_rw_binds = [Path(p).resolve() for p in extra_rw_binds or []]
+        self.options = opts
+        self.limits = opts.limits
+        self.network = opts.network
+        self.extra_ro_binds = [Path(p).resolve() for p in opts.extra_ro_binds]
+        self.extra_rw_binds = [Path(p).resolve() for p in opts.extra_rw_binds]
         self.isolation: Literal["bubblewrap", "rlimits"] = "bubblewrap" if use_bwrap else "rlimits"
         parent = _sandbox_parent()
         parent.mkdir(mode=0o711, exist_ok=True)
@@ -337,7 +343,7 @@ class LocalSandbox(Sandbox):
         self._state = _State(root=root, marker=f"CUDAENV_SANDBOX={token}", bubblewrap=use_bwrap)
         self._state.quota_mounted = _mount_quota(root / "workspace", self.limits.workspace_mb)
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
-        self._env = self._default_env() | dict(env or {})
+        self._env = self._default_env() | opts.env
         self._lock = threading.RLock()
 
     # ----------------------------------------------------------------- lifecycle
