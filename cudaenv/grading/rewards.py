@@ -10,6 +10,10 @@ speedup    0 if not passed; else clip(log2(speedup), lo=-1, hi=3) clipped at 0
            timing ran, the binary reward
 tiered     0 if not passed; 0.2 at < 1x, then steps at 1x, 1.2x, 1.5x, 2x, 3x
            to 0.4, 0.6, 0.8, 0.9, 1.0
+sol        0 if not passed or a suspected hack; else SOL-ExecBench's
+           1 / (1 + (T - T_sol) / (T_baseline - T_sol)) clipped to [0, 1]: 1 at
+           the device's speed of light, 0.5 at the baseline's time, towards 0
+           when slower; when T, T_baseline or T_sol is unknown, the binary reward
 =========  ==================================================================
 """
 
@@ -69,11 +73,29 @@ def tiered(verdict: Verdict) -> float:
     return 0.2
 
 
+def sol(verdict: Verdict) -> float:
+    """How much of the gap between the baseline and the speed of light the solution closed,
+    as SOL-ExecBench scores it (see the module table). A baseline already at the bound
+    (``T_baseline <= T_sol``) leaves no gap: 1 for matching it, else 0."""
+    if not verdict.passed or verdict.suspected_hack:
+        return 0.0
+    t, base, t_sol = verdict.solution_ms, verdict.baseline_ms, verdict.sol_ms
+    if t is None or base is None or t_sol is None:
+        return binary(verdict)
+    gap = base - t_sol
+    if gap <= 0:
+        return 1.0 if t <= base else 0.0
+    if t <= t_sol:  # the formula's value is above 1 (or undefined) here: clipped
+        return 1.0
+    return 1.0 / (1.0 + (t - t_sol) / gap)
+
+
 REWARDS: dict[str, RewardFn] = {
     "binary": binary,
     "shaped": shaped,
     "speedup": speedup,
     "tiered": tiered,
+    "sol": sol,
 }
 DEFAULT_BY_MODE = {"solve": "binary", "optimize": "speedup", "repair": "binary"}
 

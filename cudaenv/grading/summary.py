@@ -1,4 +1,4 @@
-"""Aggregates over graded results: unbiased pass@k by group, speedup statistics.
+"""Aggregates over graded results: unbiased pass@k by group, speedup and SOL statistics.
 
 Every rate is computed over the samples that could run to a decision. A sample whose deciding
 stage could not run here (``passed`` None with no failure, e.g. GPU stages skipped: no GPU) is
@@ -85,6 +85,21 @@ def speedup_stats(verdicts: Iterable[Verdict]) -> dict[str, float | int | None]:
     } | {f"fast_{p:g}": sum(s > p for s in speeds) / len(runnable) for p in FAST_P}
 
 
+def sol_stats(verdicts: Iterable[Verdict]) -> dict[str, float | int | None]:
+    """Mean and median SOL fraction (``sol_ms / solution_ms``; 1.0 is the device's speed of
+    light) over the passing samples that have one; None when none has."""
+    fractions = [
+        v.sol_fraction for v in verdicts if could_run(v) and v.passed and v.sol_fraction is not None
+    ]
+    if not fractions:
+        return {"count": 0, "mean_fraction": None, "median_fraction": None}
+    return {
+        "count": len(fractions),
+        "mean_fraction": statistics.fmean(fractions),
+        "median_fraction": statistics.median(fractions),
+    }
+
+
 def _counts(rows: Sequence[Graded], ks: Sequence[int]) -> dict[str, Any]:
     return {
         "samples": len(rows),
@@ -95,11 +110,13 @@ def _counts(rows: Sequence[Graded], ks: Sequence[int]) -> dict[str, Any]:
         "infrastructure_failures": sum(r.verdict.failure == "infrastructure" for r in rows),
         "pass_at_k": _pass_table(rows, ks),
         "speedup": speedup_stats(r.verdict for r in rows),
+        "sol": sol_stats(r.verdict for r in rows),
     }
 
 
 def summarise(rows: Sequence[Graded], ks: Sequence[int] = (1,)) -> dict[str, Any]:
-    """The summary.json payload: overall and per-group pass@k, speedups and counts.
+    """The summary.json payload: overall and per-group pass@k, speedups, the mean SOL fraction
+    (``sol``) and counts.
 
     ``run`` is how many samples the rates are over; ``not_run`` and ``infrastructure_failures``
     are the samples left out, and each group reports its own.

@@ -174,3 +174,39 @@ def test_custom_timing_line_and_ci() -> None:
     assert parse_custom_ms("COMPUTE_EVAL_TIME_MS: fast") is None
     lo, hi = speedup_ci([1.0, 1.1, 0.9, 1.0], [2.0, 2.1, 1.9, 2.0])
     assert 1.6 < lo <= 2.0 <= hi < 2.5
+
+
+def _sol_verdict(t: float | None, base: float | None = 10.0, t_sol: float | None = 2.0, **kw):
+    return Verdict(task_id="t", passed=True, solution_ms=t, baseline_ms=base, sol_ms=t_sol, **kw)
+
+
+def test_sol_reward_edges() -> None:
+    """SOL-ExecBench's 1 / (1 + (T - T_sol) / (T_b - T_sol)), clipped to [0, 1]."""
+    assert rewards.sol(_sol_verdict(2.0)) == 1.0  # at the speed of light
+    assert rewards.sol(_sol_verdict(10.0)) == pytest.approx(0.5)  # the baseline's time
+    assert rewards.sol(_sol_verdict(6.0)) == pytest.approx(1 / (1 + 4 / 8))
+    assert rewards.sol(_sol_verdict(18.0)) == pytest.approx(1 / 3)  # slower than the baseline
+    assert 0 < rewards.sol(_sol_verdict(1e9)) < 1e-6  # towards 0, never below
+    assert rewards.sol(_sol_verdict(1.0)) == 1.0  # under the bound: clipped, not above 1
+    assert rewards.sol(_sol_verdict(-6.0)) == 1.0  # where the raw formula divides by zero
+    assert rewards.sol(_sol_verdict(3.0, base=2.0)) == 0.0  # baseline at the bound: no gap
+    assert rewards.sol(_sol_verdict(2.0, base=2.0)) == 1.0
+    assert rewards.sol(Verdict(task_id="t", passed=False, solution_ms=2.0, sol_ms=2.0)) == 0.0
+    assert rewards.sol(_sol_verdict(5.0, suspected_hack=["impossible timing"])) == 0.0
+    assert rewards.sol(_sol_verdict(5.0, t_sol=None)) == 1.0  # no work declared: binary
+    assert rewards.sol(_sol_verdict(None)) == 1.0  # not timed: binary
+    assert rewards.get_reward("sol") is rewards.sol
+
+
+def test_summary_reports_the_mean_sol_fraction() -> None:
+    def timed(task_id: str, fraction: float | None, passed: bool = True) -> Graded:
+        ran = _ran(task_id, passed, speedup=2.0).model_copy(update={"sol_fraction": fraction})
+        return g(task_id, ran)
+
+    rows = [timed("a", 0.2), timed("b", 0.6), timed("c", None), timed("d", 0.9, passed=False)]
+    rows.append(g("e", _skipped("e")))
+    s = summarise(rows)
+    assert s["sol"] == {"count": 2, "mean_fraction": pytest.approx(0.4), "median_fraction": 0.4}
+    assert s["groups"]["g"]["sol"]["count"] == 2
+    none = summarise([g("e", _skipped("e"))])["sol"]
+    assert none == {"count": 0, "mean_fraction": None, "median_fraction": None}
