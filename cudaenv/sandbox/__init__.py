@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from cudaenv.errors import SpecError
+from cudaenv.sandbox._strays import pid_alive
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
 from cudaenv.sandbox.options import DockerOptions, LocalOptions, SandboxOptions, spec_error
 
@@ -114,10 +115,3 @@ def gpu_access(backend: str, **options: Any) -> bool:
     """Whether sandboxes made with these options would see the host's GPUs, without making
     one (a container sees none unless it requests devices)."""
     return _backend_class(backend).gpu_access_for(options)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether host process ``pid`` exists and is not a zombie."""
-    from cudaenv.sandbox._strays import alive
-
-    return bool(alive([pid]))

@@ -21,8 +21,10 @@ def _cmdline(pid: int) -> bytes | None:
         return None
 
 
-def _live(pid: int) -> bool:
-    """Alive and not a zombie (an exited process not yet reaped is harmless)."""
+def pid_alive(pid: int) -> bool:
+    """Whether host process ``pid`` exists and is not a zombie (an exited process not yet
+    reaped is harmless). The one liveness check of the package: public as
+    :func:`cudaenv.sandbox.pid_alive`."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("State:"):
@@ -51,10 +53,12 @@ def strays(members: set[int], own: list[int]) -> list[int]:
     """The live ``members`` whose command line is none of the ``own`` processes'."""
     own_lines = {line for pid in own if (line := _cmdline(pid))}
     return sorted(
-        pid for pid in members if pid not in own and _cmdline(pid) not in own_lines and _live(pid)
+        pid
+        for pid in members
+        if pid not in own and _cmdline(pid) not in own_lines and pid_alive(pid)
     )
 
 
 def alive(pids: list[int]) -> list[int]:
     """Those of ``pids`` still alive (not zombies)."""
-    return [pid for pid in pids if _live(pid)]
+    return [pid for pid in pids if pid_alive(pid)]

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cudaenv.sandbox.base import cap_output
+
 #: Where the workspace and the control directory appear inside a bubblewrap sandbox.
 INNER_WORKSPACE = "/workspace"
 INNER_CTL = "/run/cudaenv"
@@ -356,16 +358,6 @@ def python_prefixes() -> list[Path]:
     return sorted(paths)
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def rmtree(path: Path) -> None:
     """Remove a tree even where the agent made directories unwritable."""
 
@@ -405,13 +397,7 @@ class Capture:
 
     def text(self) -> tuple[str, bool]:
         """The same text ``cap_output`` gives for the whole stream."""
-        if self.total <= self.cap:
-            return bytes(self.head).decode("utf-8", errors="replace"), False
-        half = self.cap // 2
-        dropped = self.total - 2 * half
-        head = bytes(self.head[:half]).decode("utf-8", errors="replace")
-        tail = bytes(self.tail[len(self.tail) - half :]).decode("utf-8", errors="replace")
-        return f"{head}\n[... {dropped} bytes truncated ...]\n{tail}", True
+        return cap_output(bytes(self.head), self.cap, tail=bytes(self.tail), total=self.total)
 
 
 @dataclass

@@ -92,15 +92,24 @@ class SandboxLimits(BaseModel):
     output_cap_bytes: int = Field(default=DEFAULT_OUTPUT_CAP_BYTES, gt=0, description="per stream")
 
 
-def cap_output(data: bytes, cap: int) -> tuple[str, bool]:
-    """Decode ``data``; if longer than ``cap`` keep head and tail and mark it truncated."""
-    if len(data) <= cap:
-        return data.decode("utf-8", errors="replace"), False
+def cap_output(
+    data: bytes, cap: int, *, tail: bytes | None = None, total: int | None = None
+) -> tuple[str, bool]:
+    """Decode ``data``; if longer than ``cap`` keep head and tail and mark it truncated.
+
+    The one capper of every backend: a capture that kept only a stream's ends in bounded
+    memory passes its first bytes as ``data``, its last as ``tail`` and the stream's length
+    as ``total`` (each end at least ``cap // 2`` bytes), and gets the same text as if it had
+    passed the whole stream.
+    """
+    size = len(data) if total is None else total
+    if size <= cap:
+        return data[:size].decode("utf-8", errors="replace"), False
+    end = data if tail is None else tail
     half = cap // 2
-    dropped = len(data) - 2 * half
     head = data[:half].decode("utf-8", errors="replace")
-    tail = data[-half:].decode("utf-8", errors="replace")
-    return f"{head}\n[... {dropped} bytes truncated ...]\n{tail}", True
+    last = end[len(end) - half :].decode("utf-8", errors="replace")
+    return f"{head}\n[... {size - 2 * half} bytes truncated ...]\n{last}", True
 
 
 class Sandbox(ABC):

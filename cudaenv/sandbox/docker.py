@@ -238,16 +238,14 @@ def _check_rel(path: str) -> str:
 
 
 def _decode(stream: dict[str, Any], cap: int) -> tuple[str, bool]:
-    """Rebuild cap_output's text from the server's head/tail/total of one stream."""
+    """cap_output's text from the server's head/tail/total of one stream (its head is the
+    first ``cap`` bytes, its tail the last ``cap`` of the rest)."""
     head = base64.b64decode(stream["head"])
     tail = base64.b64decode(stream["tail"])
     total = int(stream["total"])
-    if total <= 2 * cap:
+    if len(head) + len(tail) == total:  # the whole stream
         return cap_output(head + tail, cap)
-    half = cap // 2
-    text_head = head[:half].decode("utf-8", errors="replace")
-    text_tail = tail[-half:].decode("utf-8", errors="replace")
-    return f"{text_head}\n[... {total - 2 * half} bytes truncated ...]\n{text_tail}", True
+    return cap_output(head, cap, tail=tail, total=total)
 
 
 class _Container:
