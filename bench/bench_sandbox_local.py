@@ -18,7 +18,8 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from cudaenv.sandbox.local import LocalSandbox, _probe_bwrap
+from cudaenv.sandbox._host import probe_bwrap
+from cudaenv.sandbox.local import LocalSandbox
 
 
 def _pct(samples: list[float], q: float) -> float:
@@ -106,7 +107,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=300, help="samples for the exec rows")
     parser.add_argument("--idle", type=int, default=100, help="sandboxes for the memory row")
     args = parser.parse_args()
-    modes = (["bubblewrap"] if _probe_bwrap() else []) + ["rlimits"]
+    modes = (["bubblewrap"] if probe_bwrap() else []) + ["rlimits"]
     table = Table(title=f"LocalSandbox on {os.cpu_count()} CPUs (ms: median / p90)")
     for col in ("measure", *modes):
         table.add_column(col, justify="left" if col == "measure" else "right")

@@ -1,13 +1,15 @@
-"""Pieces of the local sandbox that are not the Sandbox API itself.
+"""The local sandbox's supervisor: the script inside, and the host's side of its protocol.
 
 * ``SUPERVISOR``: the bash script that runs, once per sandbox, inside the namespace. Bash, not
   Python: an idle bash costs ~0.2 MB of private memory against 2.5-4 MB for ``python -I -S``,
   which matters with a hundred sandboxes open. It only forks; the host reads the output (from
   per-command FIFOs), enforces timeouts and caps, so the script stays a dozen lines.
-* ``bwrap_argv``: the bubblewrap command line (what is visible, what is writable).
-* ``CgroupSet``: optional per-sandbox pids/memory cgroups, when the host lets us write them.
-* ``Capture`` (head and tail of a stream in bounded memory) and ``Slot`` (host-side state of a
-  worker slot), plus small process and directory helpers.
+* ``job_request`` (what a runner evaluates), ``Slot`` (host-side state of a worker slot, from
+  its status lines) and ``Capture`` (head and tail of a stream in bounded memory): what the
+  slot client (``_slots``) speaks.
+* ``kill_marked`` and ``rmtree``: cleanup where no namespace or cgroup does it.
+
+The bubblewrap command line is ``_bwrap_argv``, the cgroups ``_cgroups``.
 """
 
 from __future__ import annotations
@@ -17,17 +19,12 @@ import os
 import re
 import shutil
 import signal
-import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudaenv.sandbox.base import cap_output
-
-#: Where the workspace and the control directory appear inside a bubblewrap sandbox.
-INNER_WORKSPACE = "/workspace"
-INNER_CTL = "/run/cudaenv"
 
 # Started as ``bash -c SUPERVISOR supervisor CTL_DIR ULIMIT_ARGS BASH``. The main loop
 # evaluates one line at a time from stdin: ``_slot K`` starts worker slot K, ``kill ...`` ends a
@@ -104,230 +101,6 @@ def job_request(seq: int, cwd: str, command: str, env: Mapping[str, str]) -> byt
     return b" ".join(words)
 
 
-def _is_under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
-
-
-SYSTEM_TOP = frozenset({"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc"})
-
-
-def bwrap_argv(
-    *,
-    bwrap: str,
-    workspace: Path,
-    ctl: Path,
-    network: bool,
-    hide: Iterable[Path],
-    ro_binds: Iterable[Path],
-    tmp_size_bytes: int | None,
-    rw_binds: Iterable[Path] = (),
-    info_fd: int | None,
-    command: list[str],
-) -> list[str]:
-    """A bubblewrap command line: read-only host, private /tmp, hidden homes and temp dirs.
-
-    The new root is bubblewrap's own tmpfs. Only the system's own top-level directories
-    (``SYSTEM_TOP``: /usr, /etc, /bin, /lib...) are bound back read-only: an allow-list, so
-    checkouts, datasets and other copies of hidden files elsewhere on the host (/work, /srv,
-    /opt, /var/lib/docker, ...) are simply absent (stops "reading what is hidden" by searching
-    the filesystem). /tmp, /run, /root and /home become empty tmpfs mounts. Deeper paths in
-    ``hide`` (other temp dirs, the sandboxes' parent, problem data) get an empty tmpfs too;
-    ``ro_binds`` (Python, the CUDA toolkit, user extras) are bound back where they are;
-    ``rw_binds`` too, writable (the grader's compiler cache, only in a build sandbox that runs
-    nothing but the compiler: see :mod:`cudaenv.grading.ccache`).
-    """
-    argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    argv += ["--unshare-cgroup-try", "--new-session", "--as-pid-1", "--cap-drop", "ALL"]
-    if not network:
-        argv.append("--unshare-net")
-    hidden_top = {"tmp", "run", "root", "home"}
-    special = {"proc", "dev", "sys", "workspace", "lost+found"}
-    for entry in sorted(os.listdir("/")):
-        src = "/" + entry
-        if entry in hidden_top or entry in special:
-            continue
-        if os.path.islink(src):
-            argv += ["--symlink", os.readlink(src), src]
-        elif entry in SYSTEM_TOP:
-            argv += ["--ro-bind", src, src]
-    argv += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--proc", "/proc"]
-    for dev in sorted(Path("/dev").glob("nvidia*")):
-        argv += ["--dev-bind", str(dev), str(dev)]
-    for entry in sorted(hidden_top):
-        if entry == "tmp" and tmp_size_bytes:
-            argv += ["--size", str(tmp_size_bytes)]
-        argv += ["--perms", "1777" if entry == "tmp" else "0755", "--tmpfs", "/" + entry]
-    hidden_roots = [Path("/" + e) for e in hidden_top]
-    hidden: list[Path] = []
-    for path in sorted({Path("/var/tmp"), *(p.resolve() for p in hide)}):
-        if path.is_dir() and not _is_under(path, hidden_roots):
-            argv += ["--tmpfs", str(path)]
-            hidden.append(path)
-    for path in sorted({p.resolve() for p in ro_binds}):
-        if path.exists():
-            argv += ["--ro-bind", str(path), str(path)]
-    for path in sorted({p.resolve() for p in rw_binds}):
-        if path.is_dir():
-            argv += ["--bind", str(path), str(path)]
-    # the control FIFOs are only opened inside (a FIFO on a read-only mount is still read and
-    # written), never created, renamed or removed: read-only, so no command can swap one for a
-    # symlink that the host would then follow (and write a request into a host file)
-    argv += ["--bind", str(workspace), INNER_WORKSPACE, "--ro-bind", str(ctl), INNER_CTL]
-    for path in ["/root", "/home", "/run", *map(str, hidden)]:
-        argv += ["--remount-ro", path]
-    argv += ["--remount-ro", "/", "--chdir", INNER_WORKSPACE]
-    if info_fd is not None:
-        argv += ["--info-fd", str(info_fd)]
-    return [*argv, "--", *command]
-
-
-class CgroupSet:
-    """Per-sandbox cgroups (v1 ``pids`` and ``memory``, or v2), created under our own cgroup.
-
-    Where they can be written (root in a container, a delegated subtree) they give a real
-    process cap (RLIMIT_NPROC does not bind root, and counts per user elsewhere) and a memory cap
-    for the whole sandbox, and let ``kill_all`` find every process, even those that left the
-    process tree. Where they cannot, ``dirs`` is empty and rlimits alone apply.
-    """
-
-    def __init__(self, name: str, *, max_processes: int, memory_mb: int) -> None:
-        self.dirs: list[Path] = []
-        self.pids_limited = False
-        self.memory_limited = False
-        for base, files in cgroup_bases():
-            path = base / name
-            try:
-                path.mkdir()
-            except OSError:
-                continue
-            ok = True
-            for key, value in files(max_processes, memory_mb).items():
-                try:
-                    (path / key).write_text(value)
-                except OSError:
-                    ok = False
-            if not ok or not (path / "cgroup.procs").exists():
-                with contextlib.suppress(OSError):
-                    path.rmdir()
-                continue
-            self.dirs.append(path)
-            self.pids_limited |= any(k.startswith("pids") for k in files(1, 1))
-            self.memory_limited |= any(k.startswith("memory") for k in files(1, 1))
-
-    def add(self, pid: int) -> None:
-        """Move ``pid`` (before it forks anything) into every cgroup of the set."""
-        for path in self.dirs:
-            with contextlib.suppress(OSError):
-                (path / "cgroup.procs").write_text(str(pid))
-
-    def pids(self) -> set[int]:
-        return cgroup_pids(self.dirs)
-
-    def oom_kills(self) -> int | None:
-        """Processes the memory cgroup's limit killed (v1 ``memory.oom_control``, v2
-        ``memory.events``: ``oom_kill N``); None without a memory cgroup."""
-        if not self.memory_limited:
-            return None
-        total = 0
-        for path in self.dirs:
-            for name in ("memory.events", "memory.oom_control"):
-                with contextlib.suppress(OSError, ValueError):
-                    for line in (path / name).read_text().splitlines():
-                        key, _, value = line.partition(" ")
-                        if key == "oom_kill":
-                            total += int(value)
-        return total
-
-    def kill_all(self, deadline_s: float = 5.0) -> None:
-        """SIGKILL every member until none is left (a fork bomb is bounded by pids.max)."""
-        kill_cgroups(self.dirs, deadline_s)
-
-    def remove(self) -> None:
-        remove_cgroups(self.dirs)
-        self.dirs = []
-
-
-def cgroup_pids(dirs: list[Path]) -> set[int]:
-    """The pids in the cgroups ``dirs`` (unreadable ones count as empty)."""
-    found: set[int] = set()
-    for path in dirs:
-        with contextlib.suppress(OSError, ValueError):
-            found.update(int(x) for x in (path / "cgroup.procs").read_text().split())
-    return found
-
-
-def kill_cgroups(dirs: list[Path], deadline_s: float = 5.0) -> None:
-    """SIGKILL every process in the cgroups ``dirs`` until none is left or ``deadline_s``
-    passed (v2's ``cgroup.kill`` first; processes in their own sessions leave no tree)."""
-    end = time.monotonic() + deadline_s
-    while dirs and time.monotonic() < end:
-        for path in dirs:
-            kill_file = path / "cgroup.kill"
-            if kill_file.exists():
-                with contextlib.suppress(OSError):
-                    kill_file.write_text("1")
-        pids = cgroup_pids(dirs)
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.002)
-
-
-def remove_cgroups(dirs: list[Path]) -> None:
-    """Remove the cgroups ``dirs``, retrying while a killed member still holds one (it leaves
-    its cgroup a moment after it dies); a cgroup already gone is fine."""
-    for path in dirs:
-        for _ in range(200):
-            try:
-                path.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.005)
-
-
-def _v1_files(controller: str):  # type: ignore[no-untyped-def]
-    def files(max_processes: int, memory_mb: int) -> dict[str, str]:
-        if controller == "pids":
-            return {"pids.max": str(max_processes)}
-        return {"memory.limit_in_bytes": str(memory_mb * 1024 * 1024)}
-
-    return files
-
-
-def _v2_files(max_processes: int, memory_mb: int) -> dict[str, str]:
-    return {"pids.max": str(max_processes), "memory.max": str(memory_mb * 1024 * 1024)}
-
-
-def cgroup_bases():  # type: ignore[no-untyped-def]
-    """(directory to create sandbox cgroups in, limit files) for each usable hierarchy."""
-    root = Path("/sys/fs/cgroup")
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return []
-    own: dict[str, str] = {}
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        for c in controllers.split(",") if controllers else [""]:
-            own[c] = path.lstrip("/")
-    bases = []
-    if (root / "cgroup.controllers").exists():  # pure v2
-        base = root / own.get("", "")
-        enabled = (base / "cgroup.subtree_control").read_text() if base.is_dir() else ""
-        if "pids" in enabled.split() and os.access(base, os.W_OK):
-            bases.append((base, _v2_files))
-        return bases
-    for controller in ("pids", "memory"):
-        base = root / controller / own.get(controller, "")
-        if controller in own and base.is_dir() and os.access(base, os.W_OK):
-            bases.append((base, _v1_files(controller)))
-    return bases
-
-
 def kill_marked(marker: str, rounds: int = 20) -> None:
     """SIGKILL every process whose environment holds ``marker`` (the no-cgroup rlimits path)."""
     needle = marker.encode() + b"\0"
@@ -349,13 +122,6 @@ def kill_marked(marker: str, rounds: int = 20) -> None:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.005)
-
-
-def python_prefixes() -> list[Path]:
-    """Directories that make this Python interpreter work (kept visible inside the sandbox)."""
-    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-    paths.add(Path(os.path.realpath(sys.executable)).parent.parent)
-    return sorted(paths)
 
 
 def rmtree(path: Path) -> None:

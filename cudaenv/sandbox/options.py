@@ -22,6 +22,7 @@ __all__ = [
     "DockerOptions",
     "LocalOptions",
     "SandboxOptions",
+    "isolation_name",
     "spec_error",
     "validated",
 ]
@@ -37,6 +38,16 @@ def _paths(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [os.fspath(p) if isinstance(p, os.PathLike) else p for p in value]
     return value
+
+
+def isolation_name(value: Any) -> str:
+    """``value`` if it names a local isolation, else the one SpecError saying the choices."""
+    if value not in ISOLATIONS:
+        raise SpecError(
+            f"unknown isolation {value!r}; choose 'bubblewrap' (the default) or 'rlimits'",
+            field="isolation",
+        )
+    return str(value)
 
 
 class _Options(BaseModel):
@@ -86,12 +97,7 @@ class LocalOptions(_Options):
     @field_validator("isolation", mode="before")
     @classmethod
     def _known_isolation(cls, value: Any) -> Any:
-        if value not in ISOLATIONS:
-            raise SpecError(
-                f"unknown isolation {value!r}; choose 'bubblewrap' (the default) or 'rlimits'",
-                field="isolation",
-            )
-        return value
+        return isolation_name(value)
 
     @field_validator("limits", "env", mode="before")
     @classmethod

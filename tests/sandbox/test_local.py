@@ -24,11 +24,12 @@ from pathlib import Path
 import pytest
 
 from cudaenv.errors import SandboxClosedError, SandboxError, SandboxPathError
-from cudaenv.sandbox import _bwrap, local
+from cudaenv.sandbox import _bwrap, _slots
+from cudaenv.sandbox._host import probe_bwrap
 from cudaenv.sandbox.base import SandboxLimits, cap_output
-from cudaenv.sandbox.local import LocalSandbox, _probe_bwrap
+from cudaenv.sandbox.local import LocalSandbox
 
-HAS_BWRAP = _probe_bwrap()
+HAS_BWRAP = probe_bwrap()
 needs_bwrap = pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not usable here")
 MODES = [
     pytest.param("bubblewrap", marks=needs_bwrap),
@@ -367,7 +368,7 @@ def test_kill_everything_inside_then_exec_answers_at_once(monkeypatch) -> None:
     it (10 s, about one run in fifteen under this load). Here that deadline is an hour: an exec
     that waits for a dead slot at all would stall, and the 120 s guard would catch it; one
     that sees the slot is dead answers at once."""
-    monkeypatch.setattr(local, "HANDOVER_TIMEOUT_S", 3600.0)
+    monkeypatch.setattr(_slots, "HANDOVER_TIMEOUT_S", 3600.0)
     stalled = []
     with _cpu_load(), ThreadPoolExecutor(1) as pool:
         for i in range(40):
@@ -583,7 +584,7 @@ def test_cuda_visible_devices_passes_through(
     isolation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The host's GPU selection reaches commands (the GPU run itself: test_local_gpu.py)."""
-    if isolation == "bubblewrap" and not _probe_bwrap():
+    if isolation == "bubblewrap" and not probe_bwrap():
         pytest.skip("bubblewrap is not usable here")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
     monkeypatch.setenv("NVIDIA_VISIBLE_DEVICES", "all")
@@ -597,7 +598,7 @@ def test_cuda_visible_devices_passes_through(
 
 @pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
 def test_kill_processes_keeps_the_workspace(isolation: str) -> None:
-    if isolation == "bubblewrap" and not _probe_bwrap():
+    if isolation == "bubblewrap" and not probe_bwrap():
         pytest.skip("bubblewrap is not usable here")
     tag = f"cudaenv-kp-{uuid.uuid4().hex[:8]}"
     with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
@@ -618,7 +619,7 @@ def test_kill_processes_keeps_the_workspace(isolation: str) -> None:
 def test_stray_processes_names_what_a_command_left(isolation: str) -> None:
     """The grader asks right after each run of a solution: a setsid leftover is listed by its
     host pid (the sandbox's own supervisor and slots never are), and none after a kill."""
-    if isolation == "bubblewrap" and not _probe_bwrap():
+    if isolation == "bubblewrap" and not probe_bwrap():
         pytest.skip("bubblewrap is not usable here")
     tag = f"cudaenv-sp-{uuid.uuid4().hex[:8]}"
     with LocalSandbox(isolation=isolation) as box:  # type: ignore[arg-type]
