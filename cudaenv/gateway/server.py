@@ -321,7 +321,7 @@ class Gateway:
         ex.recorded = True
         session, cap = ex.session, ex.session.config.body_cap_bytes
         raw = b"".join(ex.chunks)
-        plain = decoded(raw, ex.encoding)
+        plain = session.redactor.bytes(decoded(raw, ex.encoding))  # what is read is clean
         usage, turn, model, error = None, None, None, ex.error
         if api is not None and ex.chunks:
             usage, turn, model, upstream_error = summarise(api, ex.status, plain, ex.streamed)
