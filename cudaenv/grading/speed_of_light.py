@@ -260,6 +260,29 @@ def assess(
     return verdict
 
 
+def reference_issues(
+    problem: Problem,
+    verdict: Verdict,
+    device_name: str | None = None,
+    *,
+    peaks_file: str | Path | None = None,
+) -> list[str]:
+    """What a timed reference says about the problem's declared work: its SOL fraction above
+    1 (the reference beats the bound: ``work`` overcounts) or a sample under the physics floor
+    (the floor is wrong). Empty when the reference was not timed or the device is unknown."""
+    work = work_of(problem)
+    device = match_device(device_name or verdict.gpu, peaks_file)
+    if work is None or device is None or not verdict.solution_ms:
+        return []
+    issues = []
+    fraction = sol_ms(work, device) / verdict.solution_ms
+    if fraction > 1.0:
+        issues.append(f"reference at {fraction:.2f}x the speed of light on {device.name}")
+    if why := physics_floor(verdict.solution_timing, floor_ms(work, device)):
+        issues.append(f"reference under the physics floor: {why}")
+    return issues
+
+
 __all__ = [
     "BUILTIN_DEVICES",
     "FLOOR_MARGIN",
@@ -274,6 +297,7 @@ __all__ = [
     "match_device",
     "normalise_name",
     "physics_floor",
+    "reference_issues",
     "sol_ms",
     "work_of",
 ]

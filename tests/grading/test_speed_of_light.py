@@ -21,6 +21,7 @@ from cudaenv.grading.speed_of_light import (
     load_peaks,
     match_device,
     physics_floor,
+    reference_issues,
     sol_ms,
     work_of,
 )
@@ -228,3 +229,14 @@ def test_assess_leaves_unknown_devices_and_problems_without_work_alone() -> None
     assert lab.matches("NVIDIA LAB") and not lab.matches("NVIDIA H200")
     v = assess(_timed([20.0]), _problem(STREAM), device_name="NVIDIA H100 80GB HBM3")
     assert v.sol_device == "H100 SXM"  # an explicit device name wins over verdict.gpu
+
+
+def test_reference_issues_flag_work_a_timed_reference_contradicts() -> None:
+    problem = _problem(STREAM)  # sol about 10.01 ms on the H200
+    assert reference_issues(problem, _timed([12.0, 12.5])) == []
+    beats = reference_issues(problem, _timed([9.0, 9.5, 9.2]))
+    assert len(beats) == 1 and "speed of light" in beats[0]  # over 1: work overcounted
+    under = reference_issues(problem, _timed([7.0, 7.5, 7.2]))
+    assert len(under) == 2 and "physics floor" in under[1]
+    assert reference_issues(problem, _timed([1.0]).model_copy(update={"gpu": None})) == []
+    assert reference_issues(_problem(None), _timed([1.0])) == []
