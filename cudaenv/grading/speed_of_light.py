@@ -241,8 +241,8 @@ def assess(
     peaks_file: str | Path | None = None,
 ) -> Verdict:
     """Set ``sol_ms``, ``sol_device`` and ``sol_fraction`` on a benchmarked verdict and apply
-    the physics floor (in place; returned for chaining). Nothing changes for a problem
-    without ``metadata.work`` or a device the table does not know (e.g. a CPU)."""
+    the physics floor (in place, idempotent; returned for chaining). Nothing changes for a
+    problem without ``metadata.work`` or a device the table does not know (e.g. a CPU)."""
     work = work_of(problem)
     device = match_device(device_name or verdict.gpu, peaks_file)
     if work is None or device is None:
@@ -253,10 +253,12 @@ def assess(
         verdict.sol_fraction = verdict.sol_ms / verdict.solution_ms
     why = physics_floor(verdict.solution_timing, floor_ms(work, device))
     if why:
-        verdict.suspected_hack.append(f"impossible timing: {why}")
+        flag = f"impossible timing: {why}"
+        if flag not in verdict.suspected_hack:  # assessed twice: flagged once
+            verdict.suspected_hack.append(flag)
         verdict.passed = False
         verdict.failure = "agent"
-        verdict.reason = f"impossible timing: {why}"
+        verdict.reason = flag
     return verdict
 
 

@@ -218,6 +218,7 @@ def test_assess_fails_an_impossible_time_as_a_suspected_hack() -> None:
     assert v.sol_fraction is not None and v.sol_fraction > 1  # recorded, never rewarded
     for name, fn in rewards.REWARDS.items():
         assert fn(v) == 0.0, name
+    assert len(assess(v, _problem(STREAM)).suspected_hack) == 1  # assessed twice: one flag
 
 
 def test_assess_leaves_unknown_devices_and_problems_without_work_alone() -> None:
