@@ -112,8 +112,10 @@ def test_the_local_constructor_checks_its_arguments_as_its_model_does() -> None:
         LocalSandbox(image="x")  # type: ignore[call-arg]
 
 
-def test_docker_options_still_import_from_the_backend_module() -> None:
-    from cudaenv.sandbox.docker import EVAL_IMAGE
+def test_docker_options_and_pool_still_import_from_the_backend_module() -> None:
+    from cudaenv.sandbox.docker import EVAL_IMAGE, DockerSandboxPool
     from cudaenv.sandbox.docker import DockerOptions as FromBackend
+    from cudaenv.sandbox.docker_pool import DockerSandboxPool as Pool
 
     assert FromBackend is DockerOptions and DockerOptions().image == EVAL_IMAGE
+    assert DockerSandboxPool is Pool
