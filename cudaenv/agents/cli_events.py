@@ -21,9 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cudaenv.env.text import clip
+
 __all__ = ["PARSERS", "ParsedRun", "ParsedStep", "parse_claude_stream", "parse_opencode_json"]
 
-MAX_OBSERVATION_CHARS = 20_000
+MAX_OBSERVATION_CHARS = 20_000  # UTF-8 bytes kept of one tool result or text block
 
 
 @dataclass
@@ -56,10 +58,8 @@ class ParsedRun:
 
 
 def _clip(text: str) -> str:
-    if len(text) <= MAX_OBSERVATION_CHARS:
-        return text
-    half = MAX_OBSERVATION_CHARS // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"
+    """The env's observation clipping (head and tail) at this module's smaller limit."""
+    return clip(text, MAX_OBSERVATION_CHARS)
 
 
 def _events(text: str) -> list[dict[str, Any]]:

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import functools
+from typing import TYPE_CHECKING
+
+from cudaenv.sandbox.base import cap_output
+
+if TYPE_CHECKING:
+    from gymnasium import spaces
+
 MAX_OBS_CHARS = 200_000
 _EXTRA = (
     "\n\t\r\ufffd"
@@ -23,9 +32,29 @@ def to_charset(text: str) -> str:
     return "".join(ch if ch in _CHARSET_SET else "\ufffd" for ch in text)
 
 
-def clip(text: str) -> str:
-    """Keep the head and tail of an over-long observation, saying how much was cut."""
-    if len(text) <= MAX_OBS_CHARS:
+def clip(text: str, limit: int = MAX_OBS_CHARS) -> str:
+    """Keep the head and tail of an over-long observation, saying how much was cut.
+
+    The rule is the sandbox's (:func:`cudaenv.sandbox.base.cap_output`), so a command's
+    output and an observation are cut alike: ``limit`` counts UTF-8 bytes, and a cut text
+    holds at most ``limit`` of them plus the one-line marker (so at most that many characters).
+    """
+    if len(text) <= limit // 4:  # no text this short can exceed ``limit`` bytes
         return text
-    half = MAX_OBS_CHARS // 2 - 50
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"
+    data = text.encode("utf-8", errors="replace")
+    return text if len(data) <= limit else cap_output(data, limit)[0]
+
+
+@functools.cache
+def _text_prototype(max_length: int, min_length: int) -> spaces.Text:
+    from gymnasium import spaces
+
+    return spaces.Text(max_length=max_length, min_length=min_length, charset=CHARSET)
+
+
+def text_space(max_length: int, min_length: int) -> spaces.Text:
+    """A Text space over CHARSET: a copy of one prototype (building its character tables
+    takes ~1 ms, paid by every env made on an event loop) with its own, unseeded RNG."""
+    space = copy.copy(_text_prototype(max_length, min_length))
+    space._np_random = None
+    return space
