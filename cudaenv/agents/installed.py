@@ -3,9 +3,11 @@
 ``InstalledAgent.run(env)`` resets the env, then runs the CLI headless in the problem
 workspace of ``env.sandbox`` with one ``exec`` bounded by ``timeout_s``: the CLI edits the
 workspace with its own tools, and when it exits (or is killed at the time limit) its event
-stream is parsed into the trajectory (tool calls with their inputs and results, assistant
-text, token usage, cost) and the workspace is submitted through ``env.step`` so it is graded
-like any other submission. How to install, run and configure each CLI is data: the recipes
+stream is parsed and recorded through the env's boundary for external drivers
+(:mod:`cudaenv.env.external`): each tool call with its input and result and each piece of
+assistant text with ``env.record_step``, token usage and cost with ``env.record_usage``; then
+``env.submit`` grades the workspace like any other submission (truncated, with the reason,
+when the CLI's turn or time limit stopped it). How to install, run and configure each CLI is data: the recipes
 in ``agents/<name>/recipe.yaml`` (:mod:`cudaenv.agents.recipes`).
 
 The CLI's own files (its HOME, config with the API key, session logs, the event stream and
@@ -35,8 +37,7 @@ from typing import TYPE_CHECKING, Any
 from cudaenv.agents.base import finish_trajectory
 from cudaenv.agents.cli_events import PARSERS, ParsedRun
 from cudaenv.agents.recipes import Recipe, load_recipe, render_config, render_env, render_run
-from cudaenv.env.core import to_charset
-from cudaenv.env.trajectory import StepRecord
+from cudaenv.env.external import ExternalStep
 from cudaenv.errors import AgentError
 
 if TYPE_CHECKING:
@@ -55,24 +56,14 @@ CLI_NOTE = (
 )
 
 
-def cli_instruction(text: str) -> str:
-    """The env's instruction minus its list of env tools (a CLI brings its own), plus how
-    an episode ends for a CLI.
+def cli_instruction(task: str) -> str:
+    """The task text (``env.instruction.task``: no list of env tools, a CLI brings its own),
+    plus how an episode ends for a CLI.
 
-    >>> cli_instruction("Do X.\\n\\nTools:\\n  bash: run")
+    >>> cli_instruction("Do X.")
     'Do X.\\n\\nWork in the current directory with your own tools. When the solution is ready, simply stop: the workspace is then graded by hidden tests in a fresh copy of it.'
     """
-    head, sep, _ = text.rpartition("\n\nTools:\n")
-    return f"{head if sep else text.rstrip()}\n\n{CLI_NOTE}"
-
-
-def _network(box: Sandbox) -> bool | None:
-    """Whether ``box`` has network access (None: the backend does not say)."""
-    if isinstance(getattr(box, "network", None), bool):
-        return bool(box.network)  # type: ignore[attr-defined]
-    options = getattr(getattr(box, "_box", None), "options", None)  # DockerSandbox
-    value = getattr(options, "network", None)
-    return value if isinstance(value, bool) else None
+    return f"{task.rstrip()}\n\n{CLI_NOTE}"
 
 
 class InstalledAgent:
@@ -159,8 +150,7 @@ class InstalledAgent:
             f"compress {path}",
         )
         size = int(res.stdout.strip() or 0)
-        limits = getattr(box, "limits", None)
-        cap = getattr(limits, "output_cap_bytes", 64 * 1024)
+        cap = box.output_cap_bytes
         step = max(3, (cap - 1024) // 4 * 3)
         chunks = []
         for offset in range(0, size, step):
@@ -179,22 +169,27 @@ class InstalledAgent:
         except (OSError, EOFError, zlib.error) as exc:
             raise AgentError(f"the CLI's event log came back damaged: {exc}") from exc
 
-    def _record(self, traj: Trajectory, parsed: ParsedRun) -> None:
-        """Append the CLI's tool calls and text to the trajectory as steps."""
+    @staticmethod
+    def _record(env: CudaEnv, parsed: ParsedRun) -> None:
+        """The CLI's tool calls and text as the episode's steps; its usage and cost."""
         for step in parsed.steps:
-            traj.steps.append(
-                StepRecord(
-                    index=len(traj.steps), tool=step.tool, args=step.args, call_id=step.call_id,
-                    observation=to_charset(step.observation), error=step.error,
+            env.record_step(
+                ExternalStep(
+                    tool=step.tool,
+                    args=step.args,
+                    call_id=step.call_id,
+                    observation=step.observation,
+                    error=step.error,
                 )
-            )  # fmt: skip
+            )
+        env.record_usage({**parsed.usage, "turns": parsed.turns}, cost_usd=parsed.cost_usd)
 
     # ------------------------------------------------------------------ episode
     def run(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
         key = self._api_key()  # fail before a sandbox is opened
-        text, _ = env.reset(seed=seed)
+        env.reset(seed=seed)
         box = env.sandbox
-        if _network(box) is False:
+        if not box.network:
             raise AgentError(
                 f"{self.name} runs inside the sandbox and must reach its model server: create the env "
                 "with sandbox_options={'network': True} (the local sandbox then shares the host's "
@@ -223,7 +218,7 @@ class InstalledAgent:
             "workspace": workspace,
             "instruction_file": f"{private}/instruction.md",
         }
-        self._write_private(box, values["instruction_file"], cli_instruction(text))
+        self._write_private(box, values["instruction_file"], cli_instruction(env.instruction.task))
         for rel, template in self.recipe.config_files.items():
             config = render_config(self.recipe.config_template(template), values)
             self._write_private(box, f"{values['home']}/{rel}", config)
@@ -234,22 +229,17 @@ class InstalledAgent:
         self.last_result = result
         parsed = PARSERS[self.recipe.parser](self._read_private(box, events_file))
         self.last_run = parsed
-        traj = env.trajectory
-        assert traj is not None
-        self._record(traj, parsed)
-        usage = {**parsed.usage, "turns": parsed.turns}
-        finish_trajectory(env, self.name, usage)
-        traj.cost_usd = parsed.cost_usd
-        if not result.timed_out and result.exit_code != 0 and parsed.turns == 0:
+        self._record(env, parsed)
+        failed = not result.timed_out and result.exit_code != 0 and parsed.turns == 0
+        if not failed:
+            env.submit(truncation_reason="time_limit" if result.timed_out else parsed.stop_reason)
+        traj = finish_trajectory(env, self.name)  # a failed run's partial record names it too
+        if failed:
             detail = "; ".join(parsed.errors) or result.stderr.strip()[-1000:] or "no output"
             raise AgentError(
                 f"{self.name} exited with code {result.exit_code} before any model reply: {detail}"
             )
-        env.step({"tool": "submit", "args": {}})
-        reason = "time_limit" if result.timed_out else parsed.stop_reason
-        if reason is not None:
-            traj.terminated, traj.truncated, traj.truncation_reason = False, True, reason
-        return finish_trajectory(env, self.name, usage)
+        return traj
 
 
 class ClaudeCodeAgent(InstalledAgent):

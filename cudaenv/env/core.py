@@ -2,97 +2,57 @@
 
 Observations and actions are text. ``reset`` opens a fresh sandbox holding the problem's
 visible files; ``step`` runs one model reply (its tool calls, in order); ``submit`` (or the
-step/token budget) ends the episode and grades the workspace's files in a fresh grading sandbox (never the live one).
+step/token budget) ends the episode and grades the workspace's files in a fresh grading
+sandbox (never the live one). A driver with its own tools (a CLI agent) uses the boundary of
+:mod:`cudaenv.env.external` instead of ``step``.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
-from gymnasium import spaces
 
-from cudaenv.env.actions_text import MAX_CALLS_PER_REPLY, Reply, no_call_help, parse_reply
+from cudaenv.env.actions_text import parse_reply
 from cudaenv.env.aio import Offloader
+from cudaenv.env.external import ExternalDriving, Instruction
 from cudaenv.env.info import terminal_info
-from cudaenv.env.instructions import SYSTEM_PROMPT, instruction
-from cudaenv.env.messages import Outcome, join_observations, reply_messages
-from cudaenv.env.run_tool import run_tool
-from cudaenv.env.text import CHARSET, MAX_OBS_CHARS, clip, to_charset
+from cudaenv.env.instructions import SYSTEM_PROMPT, task_text, with_tools
+from cudaenv.env.messages import join_observations, reply_messages, step_records
+from cudaenv.env.modes import can_optimize, check_mode
+from cudaenv.env.run_tool import run_reply
+from cudaenv.env.text import MAX_OBS_CHARS, clip, text_space, to_charset
 from cudaenv.env.tokens import count_tokens
-from cudaenv.env.tools import MAX_ACTION_CHARS, ToolCall, tool_schemas
-from cudaenv.env.trajectory import StepRecord, Trajectory
+from cudaenv.env.tools import MAX_ACTION_CHARS, tool_schemas
+from cudaenv.env.trajectory import Trajectory
 from cudaenv.env.workspace import collect_solution
-from cudaenv.errors import (
-    CudaEnvError,
-    ModeError,
-    SandboxError,
-    SandboxPathError,
-    SpecError,
-    ToolError,
-)
+from cudaenv.errors import CudaEnvError, ModeError, SandboxError, SpecError
 from cudaenv.grading.grader import grade
 from cudaenv.grading.rewards import RewardFn, get_reward
 from cudaenv.grading.verdict import Verdict
-from cudaenv.problems.model import Problem, Solution, SourceFile
+from cudaenv.problems.model import Mode, Problem, Solution, SourceFile
 from cudaenv.problems.suite import Suite
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
 
 RESET_OPTIONS = frozenset({"task_id", "mode"})
-Mode = str
 
 
-@functools.cache
-def _text_prototype(max_length: int, min_length: int) -> spaces.Text:
-    return spaces.Text(max_length=max_length, min_length=min_length, charset=CHARSET)
-
-
-def _text_space(max_length: int, min_length: int) -> spaces.Text:
-    """A Text space over CHARSET: a copy of one prototype (building its character tables
-    takes ~1 ms, paid by every env made on an event loop) with its own, unseeded RNG."""
-    space = copy.copy(_text_prototype(max_length, min_length))
-    space._np_random = None
-    return space
-
-
-class CudaEnv(gym.Env[str, str]):
+class CudaEnv(ExternalDriving, gym.Env[str, str]):
     """A CUDA problem as an episodic text environment. See the module docstring.
 
-    ``reset(seed=, options=)``: ``options`` may hold ``task_id`` (switch to that problem of
-    ``source``; an unknown id raises :class:`~cudaenv.errors.ProblemNotFoundError` naming it
-    and the close matches) and ``mode``; the switch lasts until the next one.
-
-    An action is one model reply: a tool call (``{"tool", "args"}`` dict, its JSON, an OpenAI
-    tool call dict or SDK object), a list of tool calls, an assistant message, or assistant
-    text with Hermes ``<tool_call>`` blocks or bare JSON calls
-    (:mod:`cudaenv.env.actions_text`). Several calls run in order in one step (calls after a
-    ``submit`` are not run); the observation joins their outputs, each labelled. A reply with
-    no call, or a malformed one, gets an error observation, never an exception.
-    ``env.messages`` holds one assistant message per reply, as the model produced it, then
-    one ``tool`` message per call. Every step's ``info`` has ``tool`` (the last call's tool),
-    ``calls``, ``error`` (None or the reply's errors) and ``step`` (replies so far).
-
-    When an episode ends (``submit``, or a budget: truncated) its ``info`` also has, all
-    JSON-safe (:mod:`cudaenv.env.info`):
-
-    - ``is_success`` (bool): the verdict passed (False when ungraded or not decided here).
-    - ``reward_valid`` (bool): False when the verdict is an infrastructure failure: the
-      reward says nothing about the policy, mask the sample.
-    - ``failure`` ("agent", "infrastructure" or None), ``reason`` (the verdict's reason).
-    - ``task_id``, ``mode``; ``speedup`` (float or None: optimize mode, where timed).
-    - ``truncation_reason`` ("max_steps", "max_tokens" or None when terminated).
-    - ``verdict`` (:class:`~cudaenv.grading.verdict.Verdict`, absent when a truncated
-      episode is not graded) and ``trajectory`` (:class:`~cudaenv.env.trajectory.Trajectory`).
-
-    ``await env.areset(...)`` / ``await env.astep(...)`` run the same calls on a bounded
-    thread pool shared by the process (:mod:`cudaenv.env.aio`).
+    :meth:`reset` opens an episode, :meth:`step` runs one model reply, :meth:`close` frees
+    the sandbox; their docstrings state every element of what they return, every ``info``
+    key included. ``env.messages`` is the episode as chat messages, ``env.trajectory`` its
+    record, ``env.instruction`` the task as data. A driver with its own tools records its
+    steps with ``record_step`` and ends the episode with ``submit``
+    (:mod:`cudaenv.env.external`). ``await env.areset(...)`` / ``await env.astep(...)`` /
+    ``await env.asubmit(...)`` run the same calls on a bounded thread pool shared by the
+    process (:mod:`cudaenv.env.aio`).
 
     Args:
         problem: a Problem, or a task_id looked up in ``source``.
@@ -133,7 +93,7 @@ class CudaEnv(gym.Env[str, str]):
         if isinstance(problem, str):
             problem = self._task_suite()[problem]
         self._repair_files = self._files_of(repair_solution)
-        self._check_mode(problem, mode)
+        mode = self._check_mode(problem, mode)
         if render_mode not in (None, "ansi"):
             raise ModeError(f"unsupported render_mode {render_mode!r}; only 'ansi'")
         self.problem = problem
@@ -151,11 +111,12 @@ class CudaEnv(gym.Env[str, str]):
         self._sandbox_options = dict(sandbox_options or {})
         self._grading_sandbox = grading_sandbox or sandbox
         self._repair_verdict = repair_verdict
-        self.observation_space = _text_space(MAX_OBS_CHARS + 200, 0)
-        self.action_space = _text_space(MAX_ACTION_CHARS, 1)
+        self.observation_space = text_space(MAX_OBS_CHARS + 200, 0)
+        self.action_space = text_space(MAX_ACTION_CHARS, 1)
         self._sandbox: Sandbox | None = None
         self._done = True
         self.trajectory: Trajectory | None = None
+        self._instruction: Instruction | None = None
         self._messages: list[dict[str, Any]] = []
         self._started = 0.0
         self._replies = 0
@@ -170,12 +131,10 @@ class CudaEnv(gym.Env[str, str]):
             return list(sol.files)
         return [SourceFile(path=k, content=v) for k, v in sol.items()]
 
-    def _check_mode(self, problem: Problem, mode: str) -> None:
-        if mode not in ("solve", "optimize", "repair"):
-            raise ModeError(f"unknown mode {mode!r}; choose solve, optimize or repair")
-        if mode == "optimize" and (
-            not problem.benchmark_command or problem.baseline_solution is None
-        ):
+    def _check_mode(self, problem: Problem, mode: object) -> Mode:
+        """``mode`` if ``problem`` can run in it here, else ModeError saying what is missing."""
+        mode = check_mode(mode)
+        if mode == "optimize" and not can_optimize(problem):
             raise ModeError(
                 f"problem {problem.task_id!r} has no benchmark and baseline; optimize mode needs both"
             )
@@ -183,6 +142,7 @@ class CudaEnv(gym.Env[str, str]):
             raise ModeError(
                 "repair mode needs repair_solution (the failing solution to start from)"
             )
+        return mode
 
     def _task_suite(self) -> Suite:
         """Where task ids are looked up (``source``, loaded once)."""
@@ -239,6 +199,32 @@ class CudaEnv(gym.Env[str, str]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
+        """Start an episode: close the last one's sandbox, open a fresh one holding the start
+        files (context files; plus the baseline in optimize mode, the failing solution in
+        repair mode), and return the instruction.
+
+        Args:
+            seed: seeds ``np_random`` (a :class:`~cudaenv.env.suite.SuiteEnv` draws its task
+                from it) and the action space's sampler; None keeps the current generators.
+            options: at most ``task_id`` (switch to that problem of ``source``) and ``mode``
+                ("solve", "optimize", "repair"); a switch lasts until the next one.
+
+        Returns:
+            observation (str): the instruction: the task, where to write the solution, the
+                grading rules, the build (and, in optimize and repair mode, test and
+                benchmark) commands, the files in the workspace and the env's tools; in
+                ``CHARSET``. The same text is ``env.instruction.text`` and the first user
+                message of ``env.messages``.
+            info (dict): ``task_id`` (str, the episode's problem), ``mode`` (str) and
+                ``tools`` (list of OpenAI function schemas, as ``env.tools``).
+
+        Raises:
+            SpecError: an option other than ``task_id`` and ``mode``, or a task_id that is
+                not a string. ProblemNotFoundError: an unknown task_id (naming close
+                matches). ModeError: an unknown mode, optimize mode without a benchmark and
+                baseline, repair mode without ``repair_solution``. These three are raised
+                before the running episode is touched. SandboxError: the sandbox failed.
+        """
         super().reset(seed=seed)
         if seed is not None:
             self.action_space.seed(seed)
@@ -249,8 +235,7 @@ class CudaEnv(gym.Env[str, str]):
                 field="options",
             )
         problem = self._choose(opts)
-        mode = opts.get("mode") or self.mode
-        self._check_mode(problem, mode)  # before the old episode's sandbox goes
+        mode = self._check_mode(problem, opts.get("mode") or self.mode)  # the old episode stays
         if mode != self.mode:
             self.reward_fn = get_reward(self._reward_spec, mode)
         self.problem, self.mode = problem, mode
@@ -260,14 +245,18 @@ class CudaEnv(gym.Env[str, str]):
         files = self._start_files()
         for f in files:
             self._sandbox.write_file(f.path, f.content)
-        text = instruction(
-            self.problem,
-            self.mode,
-            sorted(f.path for f in files),
-            repair_verdict=self._repair_verdict,
+        paths = sorted(f.path for f in files)
+        task = to_charset(task_text(problem, mode, paths, repair_verdict=self._repair_verdict))
+        text = with_tools(task)
+        self._instruction = Instruction(
+            task_id=problem.task_id,
+            mode=mode,
+            task=task,
+            files=sorted({f.path: f for f in files}.values(), key=lambda f: f.path),
+            tools=self.tools,
+            text=text,
         )
-        text = to_charset(text)
-        self.trajectory = Trajectory(task_id=self.problem.task_id, mode=self.mode, instruction=text)
+        self.trajectory = Trajectory(task_id=problem.task_id, mode=mode, instruction=text)
         self._messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": text},
@@ -275,52 +264,74 @@ class CudaEnv(gym.Env[str, str]):
         self._done = False
         self._replies = 0
         self._started = time.perf_counter()
-        return text, {"task_id": self.problem.task_id, "mode": self.mode, "tools": self.tools}
+        return text, {"task_id": problem.task_id, "mode": mode, "tools": self.tools}
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run one model reply: its tool calls in order, each in the episode's sandbox.
+
+        Args:
+            action: a tool call (``{"tool", "args"}`` dict, its JSON, an OpenAI tool call
+                dict or SDK object), a list of them, an assistant message, or assistant text
+                with Hermes ``<tool_call>`` blocks or bare JSON calls
+                (:mod:`cudaenv.env.actions_text`). At most ``MAX_CALLS_PER_REPLY`` calls
+                run; calls after a ``submit`` do not. A reply with no call, or a malformed
+                one, gets an error observation, never an exception.
+
+        Returns:
+            observation (str): the call's output (``bash``: exit code, stdout, stderr), or
+                for several calls each output labelled ``[tool call k of n: tool]``; an
+                error text for a call that failed or was refused. Head and tail are kept of
+                an output over ``MAX_OBS_CHARS``; in ``CHARSET``.
+            reward (float): on the final step ``reward_fn(verdict)`` (0.0 when a truncated
+                episode is not graded); before it 0.0, or ``-step_penalty`` when set.
+            terminated (bool): a ``submit`` call ran: the episode reached its end.
+            truncated (bool): a budget ended it first: ``max_steps`` replies or
+                ``max_tokens`` observation tokens (a submit in the same reply wins).
+            info (dict): on every step ``tool`` (str or None: the last parsed call's tool),
+                ``calls`` (int: the reply's calls, refused ones included), ``error`` (None
+                or the calls' errors joined by "; ") and ``step`` (int: replies so far).
+                When the episode ends, also the JSON-safe keys of
+                :data:`cudaenv.env.info.TERMINAL_KEYS`: ``is_success`` (bool: the verdict
+                passed), ``reward_valid`` (bool: False for an infrastructure verdict; mask
+                the sample), ``failure`` ("agent", "infrastructure" or None), ``reason``
+                (str or None: the verdict's), ``task_id``, ``mode``, ``speedup`` (float or
+                None: optimize mode, where timed), ``truncation_reason`` ("max_steps",
+                "max_tokens", a driver's reason given to ``submit``, or None when
+                terminated); and ``verdict`` (:class:`~cudaenv.grading.verdict.Verdict`,
+                absent when a truncated episode is not graded) and ``trajectory``
+                (:class:`~cudaenv.env.trajectory.Trajectory`).
+
+        ``env.messages`` gains one assistant message (the reply as the model produced it)
+        and one ``tool`` message per call. At the end the workspace is frozen
+        (``kill_processes``), its files collected, the sandbox closed, and the files graded
+        in a fresh sandbox; a grading fault is an infrastructure verdict, not an exception.
+
+        Raises:
+            CudaEnvError: no episode is running (before ``reset``, or after the end).
+        """
+        return self._step(action)
+
+    def _step(
+        self, action: Any, end_reason: str | None = None
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """:meth:`step`; ``end_reason`` turns a submit's end into a truncation (``submit``)."""
         if self._done or self.trajectory is None:
             raise CudaEnvError("episode is over; call reset()")
         reply = parse_reply(action)
         index = self._replies
         self._replies += 1
         traj = self.trajectory
-        outs: list[Outcome] = []
-        submitted = False
-        for k, parsed in enumerate(reply.calls):
-            t0 = time.perf_counter()
-            call = parsed.call
-            call_id = (call.call_id if call else None) or (
-                f"call_{index}" if k == 0 else f"call_{index}_{k}"
-            )
-            if submitted:
-                obs, error = "not run: the episode ended at submit", "after submit"
-            elif k >= MAX_CALLS_PER_REPLY:
-                error = f"at most {MAX_CALLS_PER_REPLY} tool calls run per reply"
-                obs = f"not run: {error}"
-            elif call is None:
-                error = parsed.error or "unparseable tool call"
-                obs = f"error: {error}"
-            else:
-                obs, error = self._run_call(call)
-                submitted = call.tool == "submit" and error is None
-            outs.append(
-                Outcome(call, call_id, to_charset(clip(obs)), error, time.perf_counter() - t0)
-            )
-        if reply.kind == "invalid" and not outs:
-            outs.append(
-                Outcome(None, f"call_{index}", no_call_help(), "no tool call in the reply", 0.0)
-            )
+        outs, submitted = run_reply(self.sandbox, reply, index)
         obs = outs[0].observation if len(outs) == 1 else to_charset(clip(join_observations(outs)))
         tokens = count_tokens(obs) if self.max_tokens else 0
         traj.observation_tokens += tokens
-        self._record_messages(reply, outs)
-        terminated = submitted
-        truncated = False
-        reason = None
-        if not terminated and index + 1 >= self.max_steps:
+        self._messages += reply_messages(reply, outs)
+        terminated = submitted and end_reason is None
+        truncated, reason = submitted and not terminated, end_reason if submitted else None
+        if not submitted and index + 1 >= self.max_steps:
             truncated, reason = True, "max_steps"
         elif (
-            not terminated
+            not submitted
             and self.max_tokens is not None
             and traj.observation_tokens >= self.max_tokens
         ):
@@ -335,7 +346,7 @@ class CudaEnv(gym.Env[str, str]):
         }
         if terminated or truncated:
             verdict = None
-            if terminated or self.grade_on_truncation:
+            if submitted or self.grade_on_truncation:
                 verdict = self._grade()
                 reward = float(self.reward_fn(verdict))
                 info["verdict"] = verdict
@@ -348,20 +359,7 @@ class CudaEnv(gym.Env[str, str]):
             self._close_sandbox()
         elif self.step_penalty:
             reward = -self.step_penalty
-        for k, (call, call_id, out, error, seconds) in enumerate(outs):  # one record per call
-            traj.steps.append(
-                StepRecord(
-                    index=len(traj.steps),
-                    tool=call.tool if call else None,
-                    args=call.args if call else {},
-                    call_id=call_id,
-                    observation=out,
-                    reward=reward if k == len(outs) - 1 else 0.0,
-                    error=error,
-                    duration_s=round(seconds, 6),
-                    tokens=tokens if k == len(outs) - 1 else 0,
-                )
-            )
+        traj.steps += step_records(outs, len(traj.steps), reward, tokens)
         return obs, reward, terminated, truncated, info
 
     async def areset(
@@ -373,25 +371,6 @@ class CudaEnv(gym.Env[str, str]):
     async def astep(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """:meth:`step` on the shared bounded thread pool; one call at a time per env."""
         return await self._offload.run(self.step, action)
-
-    def _run_call(self, call: ToolCall) -> tuple[str, str | None]:
-        """One call's observation and error (None when it ran cleanly)."""
-        try:
-            return run_tool(self.sandbox, call), None
-        except ToolError as exc:
-            return f"error: {exc}", str(exc)
-        except SandboxPathError as exc:  # the agent's bad path, not a failure of the sandbox
-            where = call.args.get("path", "")
-            return (
-                f"error: {call.tool}: bad path {where!r}: {exc}",
-                f"bad path {where!r}: {exc}",
-            )
-        except SandboxError as exc:
-            return f"error: the sandbox failed: {exc}", f"sandbox: {exc}"
-
-    def _record_messages(self, reply: Reply, outs: list[Outcome]) -> None:
-        """One assistant message as the model produced it, then one message per call."""
-        self._messages += reply_messages(reply, outs)
 
     def workspace_solution(self) -> list[SourceFile]:
         """The workspace's text files minus unchanged visible files, sources first."""
@@ -452,9 +431,10 @@ class CudaEnv(gym.Env[str, str]):
             box.close()
 
     def close(self) -> None:
+        """End the episode without grading it and close its sandbox (its processes killed,
+        its workspace removed). Returns None. Safe to call twice, before ``reset`` and after
+        the end; ``reset`` starts a fresh episode afterwards. An episode closed before its
+        end keeps its trajectory as it stood (``terminated`` and ``truncated`` both False),
+        and ``step``, ``record_step`` and ``submit`` raise CudaEnvError until ``reset``."""
+        self._done = True  # first: a call racing the close sees the episode over
         self._close_sandbox()
-        self._done = True
-
-
-def episode_id() -> str:
-    return uuid.uuid4().hex

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cudaenv.env.tools import TOOL_DESCRIPTIONS
 from cudaenv.grading.static_checks import describe_forbidden
 from cudaenv.grading.verdict import Verdict
-from cudaenv.problems.model import Problem
+from cudaenv.problems.model import Mode, Problem
 
 SYSTEM_PROMPT = (
     "You are an expert CUDA engineer working in a sandboxed workspace. Use the tools to "
@@ -28,13 +28,15 @@ def solution_paths(problem: Problem) -> list[str]:
     return [f.path for f in sol.files] if sol else []
 
 
-def instruction(
+def task_text(
     problem: Problem,
-    mode: str,
+    mode: Mode,
     visible_files: list[str],
     *,
     repair_verdict: Verdict | None = None,
 ) -> str:
+    """The instruction without its list of env tools: what a driver that brings its own
+    tools (a CLI agent, a gateway) shows its model."""
     parts = [
         f"# Task {problem.task_id} ({problem.group}, mode: {mode})",
         "",
@@ -68,6 +70,22 @@ def instruction(
             if stage.status != "ok" and stage.output_tail:
                 parts += [f"--- {name} output (tail) ---", stage.output_tail[-2000:]]
     listing = [f"  {p}" for p in visible_files] or ["  (none)"]
-    parts += ["", "Files in the workspace:", *listing, "", "Tools:"]
-    parts += [f"  {name}: {desc}" for name, desc in TOOL_DESCRIPTIONS.items()]
+    parts += ["", "Files in the workspace:", *listing]
     return "\n".join(parts)
+
+
+def with_tools(task: str) -> str:
+    """The task text, then the env's tools: the instruction ``CudaEnv.reset`` returns."""
+    tools = [f"  {name}: {desc}" for name, desc in TOOL_DESCRIPTIONS.items()]
+    return "\n".join([task, "", "Tools:", *tools])
+
+
+def instruction(
+    problem: Problem,
+    mode: Mode,
+    visible_files: list[str],
+    *,
+    repair_verdict: Verdict | None = None,
+) -> str:
+    """:func:`task_text` followed by the env's tools."""
+    return with_tools(task_text(problem, mode, visible_files, repair_verdict=repair_verdict))

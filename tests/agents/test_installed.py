@@ -18,7 +18,13 @@ import pytest
 
 import cudaenv
 from cudaenv.agents.cli_events import parse_claude_stream, parse_opencode_json
-from cudaenv.agents.installed import ClaudeCodeAgent, InstalledAgent, OpenCodeAgent, cli_instruction
+from cudaenv.agents.installed import (
+    CLI_NOTE,
+    ClaudeCodeAgent,
+    InstalledAgent,
+    OpenCodeAgent,
+    cli_instruction,
+)
 from cudaenv.agents.recipes import load_recipe, recipe_names, render_config, render_run
 from cudaenv.errors import AgentError, SpecError
 from cudaenv.problems import load_suite
@@ -119,11 +125,17 @@ def test_recipes_are_pinned_and_render() -> None:
         load_recipe("vim")
 
 
-def test_cli_instruction_drops_the_env_tools() -> None:
-    out = cli_instruction("# Task\n\nDo it.\n\nTools:\n  submit: grade")
-    assert (
-        "submit: grade" not in out and out.startswith("# Task\n\nDo it.") and "simply stop" in out
-    )
+def test_cli_instruction_is_the_task_without_the_env_tools(cpu_problem) -> None:
+    env = cudaenv.make(cpu_problem)
+    try:
+        text, _ = env.reset()
+        task = env.instruction.task
+        out = cli_instruction(task)
+    finally:
+        env.close()
+    assert text.startswith(task) and "write_file" in text[len(task) :]
+    assert out.startswith(task) and out.endswith(CLI_NOTE)
+    assert "write_file" not in out and "Tools:" not in out and "cpu-add" in out
 
 
 def test_claude_parser_adds_up_usage_when_cut_off() -> None:
