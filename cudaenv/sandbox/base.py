@@ -130,11 +130,13 @@ class Sandbox(ABC):
         return DEFAULT_OUTPUT_CAP_BYTES
 
     def compile_sibling(self, *, rw_binds: list[str], ro_binds: list[str]) -> Sandbox | None:
-        """A new, empty sandbox like this one for a compile-only build (no GPU, no network),
-        with the host directories ``rw_binds`` writable and ``ro_binds`` read-only at the same
-        paths inside; or None where this backend (or this configuration of it, e.g. no mount
-        isolation) cannot provide one. The grader mounts the compiler cache this way
-        (:mod:`cudaenv.grading.ccache`); whose compiler runs there is ``toolchain_id``."""
+        """A new, empty sandbox like this one (same limits and environment) for a compile-only
+        build: no network, no GPU where the backend can withhold one (a container), and the
+        host directories ``rw_binds`` writable and ``ro_binds`` read-only at the same paths
+        inside; or None where this backend (or this configuration of it, e.g. no mount
+        isolation) cannot provide one. The caller closes it. The grader mounts the compiler
+        cache this way (:mod:`cudaenv.grading.ccache`); whose compiler runs there is
+        ``toolchain_id``."""
         return None
 
     def toolchain_env(self) -> dict[str, str]:

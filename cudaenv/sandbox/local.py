@@ -186,6 +186,23 @@ class LocalSandbox(Sandbox):
                 return None  # rlimits without cgroups: the marker can be dropped, so no count
             return _strays.strays(members, [rt.init_pid, rt.proc.pid])
 
+    def compile_sibling(self, *, rw_binds: list[str], ro_binds: list[str]) -> LocalSandbox | None:
+        """A new sandbox with this one's limits and environment, no network, and the host
+        directories ``rw_binds`` / ``ro_binds`` (besides this one's extras) at the same paths
+        (see :meth:`Sandbox.compile_sibling`). None under rlimits: without a mount namespace a
+        "bind" is the host's directory itself, and nothing else is kept from the commands."""
+        self._check_open()
+        if not self._state.bubblewrap:
+            return None
+        opts = self.options.model_copy(
+            update={
+                "network": False,
+                "extra_rw_binds": [*self.options.extra_rw_binds, *map(str, rw_binds)],
+                "extra_ro_binds": [*self.options.extra_ro_binds, *map(str, ro_binds)],
+            }
+        )
+        return LocalSandbox(**opts.as_kwargs())
+
     def close(self) -> None:
         self._finalizer()
 
