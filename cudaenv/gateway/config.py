@@ -108,7 +108,7 @@ class PriceTable(_Model):
         except (OSError, ValueError, yaml.YAMLError) as exc:
             field = None
             if isinstance(exc, ValidationError) and exc.errors():
-                field = ".".join(str(p) for p in exc.errors()[0]["loc"])
+                field = ".".join(str(p) for p in exc.errors()[0]["loc"][1:])  # below "prices"
             raise SpecError(f"bad price table: {exc}", source=str(source), field=field) from exc
 
 

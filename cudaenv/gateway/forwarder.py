@@ -9,7 +9,8 @@ whatever Python the sandbox has (``python3 -I -S forwarder.py ...``).
 
 ``--background`` binds and listens first, then forks: the command returns once connections
 are accepted (they queue in the backlog), so ``python3 forwarder.py --background ... && cli``
-needs no polling. The port it listens on is printed (useful with ``--port 0``).
+needs no polling. It prints the port it listens on (useful with ``--port 0``) and the pid of
+the process that serves.
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _say(line: str) -> None:
+    """The one line of output: the port and the serving pid."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--socket", required=True, help="the gateway's Unix socket")
@@ -80,14 +87,17 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"forwarder: cannot listen on {args.host}:{args.port}: {exc}\n")
         return 1
-    sys.stdout.write(f"{sock.getsockname()[1]}\n")
-    sys.stdout.flush()
-    if args.background and os.fork() != 0:
-        return 0  # the child serves; the listening socket already queues connections
+    port = sock.getsockname()[1]
     if args.background:
+        child = os.fork()
+        if child:
+            _say(f"{port} {child}")  # the child serves; the socket already queues connections
+            return 0
         devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1):
-            os.dup2(devnull, fd)  # let a caller reading our stdout see it end
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)  # a caller reading our output sees it end
+    else:
+        _say(f"{port} {os.getpid()}")
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(args.socket, sock))
     return 0
