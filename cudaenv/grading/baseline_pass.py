@@ -15,15 +15,8 @@ from typing import Any
 
 from cudaenv.errors import GradingError
 from cudaenv.grading.baseline_cache import BaselineCache, Provenance, baseline_key
+from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
-from cudaenv.grading.grader import (
-    CLOCK_TIMINGS,
-    SandboxFactory,
-    _base_env,
-    _build_factory,
-    _factory,
-    _prepare,
-)
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.stages import (
     BENCH_SEED_ENV,
@@ -33,11 +26,11 @@ from cudaenv.grading.stages import (
     new_token,
     uses_completion_token,
 )
-from cudaenv.grading.timing import measure, summarise
+from cudaenv.grading.timing import measure, summarise, timing_device
 from cudaenv.grading.verdict import Timing
 from cudaenv.grading.workspace import assemble
 from cudaenv.problems.model import Problem
-from cudaenv.toolkit import cpu_identity, gpu_info
+from cudaenv.toolkit import gpu_info
 
 
 def time_baseline(
@@ -58,19 +51,15 @@ def time_baseline(
     if p.baseline_solution is None or not p.benchmark_command:
         raise GradingError(f"{p.task_id}: no baseline_solution or benchmark_command to time")
     gpu = gpu_info()
-    device = gpu
-    if device is None and p.cpu_only and isinstance(p.timing_mode, CLOCK_TIMINGS):
-        device = cpu_identity()
+    device = timing_device(p, gpu)
     if device is None:
         raise GradingError(f"{p.task_id}: no GPU here to time the baseline on")
     timeout = p.timeout_seconds or DEFAULT_TIMEOUT_S
     files = assemble(p, p.baseline_solution)
-    box = _factory(sandbox, sandbox_options)()
+    box = sandbox_factory(sandbox, sandbox_options)()
     try:
-        env = _base_env(p, gpu is not None, box)
-        built = _prepare(
-            box, p, files.all, env, timeout, BuildCache(), _build_factory(sandbox, sandbox_options)
-        )
+        env = grading_env(p, gpu is not None, box)
+        built = prepare(box, p, files.all, env, timeout, BuildCache())
         if built.status not in ("ok", "skipped"):
             raise GradingError(f"{p.task_id}: the baseline failed to build: {built.reason}")
         samples: list[float] = []
@@ -95,7 +84,7 @@ def time_baseline(
                 writer=writer,
                 rounds=len(samples),
                 device=f"{device.name}/{device.driver}",
-                sandbox=str(getattr(box, "isolation", "unknown")),
+                sandbox=box.isolation,
             ),
         )
         return timing

@@ -13,10 +13,13 @@ test and benchmark stages run in another sandbox, where the cache (under the hid
 cache directory) is not even visible. ccache keys an object by the compiler, its options and
 the full preprocessed input, so a source cannot claim another source's entry.
 
-Used with the local sandbox under bubblewrap when the host has ``ccache``, and with the docker
-sandbox when the image has it (the eval image does): there the cache is a host directory
-mounted only into a build container, and the shim runs with the image's ``python3`` and finds
-the image's nvcc and ccache itself. ``CUDAENV_CCACHE=0`` turns it off.
+The build sandbox is the grading sandbox's compile-only sibling
+(``Sandbox.compile_sibling``), with the cache directory mounted writable and the shim's
+read-only; a sandbox that cannot make one (no mount isolation) builds without the cache. Its
+``toolchain_id`` says whose compiler runs there: the host's (the host's ``ccache``, the shim
+run by this Python), or an image's (the image's ``ccache``; the cache is a host directory of
+its own, and the shim runs with the image's ``python3`` and finds the image's nvcc and ccache
+itself). ``CUDAENV_CCACHE=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import secrets
 import shlex
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from cudaenv.toolkit import cache_dir, cuda_home
@@ -123,16 +127,11 @@ def build_env(base: dict[str, str], cached: list[str]) -> dict[str, str] | None:
 
 
 def container_cache_root() -> Path:
-    """The ccache directory for build containers: their user (uid 1000) must write it, and
-    their ccache may differ from the host's, so it is not the host builds' directory."""
-    from cudaenv.sandbox.docker import SANDBOX_UID
-
+    """The ccache directory for builds with an image's toolchain: the image's ccache may
+    differ from the host's, so it is not the host builds' directory (the sibling that mounts
+    it makes it writable for its own user)."""
     path = cache_dir() / "ccache-container"
     path.mkdir(parents=True, exist_ok=True)
-    try:
-        os.chown(path, SANDBOX_UID, SANDBOX_UID)
-    except PermissionError:
-        path.chmod(0o777)
     return path
 
 
@@ -147,13 +146,6 @@ def container_build(command: str, base: dict[str, str], cached: list[str]) -> tu
         "CCACHE_TEMPDIR": "/tmp",
     }
     return f'PATH={shlex.quote(str(shim_dir(container=True)))}:"$PATH" {command}', env
-
-
-def container_binds() -> dict[str, list[str]]:
-    return {
-        "extra_rw_binds": [str(container_cache_root())],
-        "extra_ro_binds": [str(shim_dir(container=True))],
-    }
 
 
 def seen_before(problem_hash: str) -> bool:
@@ -172,9 +164,33 @@ def seen_before(problem_hash: str) -> bool:
     return False
 
 
-def binds() -> dict[str, list[str]]:
-    """The build sandbox's extra mounts: the cache writable, the shim read-only."""
-    return {"extra_rw_binds": [str(cache_root())], "extra_ro_binds": [str(shim_dir())]}
+@dataclass(frozen=True)
+class CachedCompile:
+    """How to run a compiler-only build through the cache: the command and environment, and
+    the host directories its sandbox mounts (the cache writable, the shim read-only)."""
+
+    command: str
+    env: dict[str, str]
+    rw_binds: list[str]
+    ro_binds: list[str]
+
+
+def for_build(
+    command: str, base: dict[str, str], cached: list[str], *, host: bool
+) -> CachedCompile | None:
+    """The cached form of ``command`` (which :func:`compiler_only` accepted) for a build with
+    the host's toolchain (``host``) or an image's; None when the cache is off or unusable."""
+    if not enabled():
+        return None
+    if not host:
+        cmd, env = container_build(command, base, cached)
+        return CachedCompile(
+            cmd, env, [str(container_cache_root())], [str(shim_dir(container=True))]
+        )
+    env = build_env(base, cached)
+    if env is None:
+        return None
+    return CachedCompile(command, env, [str(cache_root())], [str(shim_dir())])
 
 
 def stats(root: Path | None = None) -> dict[str, int]:

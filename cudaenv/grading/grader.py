@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from cudaenv.errors import CudaEnvError
-from cudaenv.grading import ccache
 from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
-from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
+from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
+from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.faults import guarded
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
@@ -27,7 +28,6 @@ from cudaenv.grading.pristine import Snapshot, settle
 from cudaenv.grading.stages import (
     BENCH_SEED_ENV,
     DEFAULT_TIMEOUT_S,
-    MIN_BUILD_TIMEOUT_S,
     TOKEN_ENV,
     StageInfrastructureFault,
     clear_rewards,
@@ -38,173 +38,50 @@ from cudaenv.grading.stages import (
     run_stage,
     uses_completion_token,
 )
-from cudaenv.grading.static_checks import analyse
+from cudaenv.grading.static_checks import static_stage
 from cudaenv.grading.static_cpp import apply as toolchain_check
 from cudaenv.grading.static_cpp import build_env as keep_env
-from cudaenv.grading.timing import Measurement, measure, speedup_ci, summarise
-from cudaenv.grading.verdict import StageResult, Timing, Verdict
+from cudaenv.grading.timing import Measurement, measure, record_timings, timing_device
+from cudaenv.grading.verdict import StageResult, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
-from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming, SourceFile
-from cudaenv.sandbox import make_sandbox
-from cudaenv.sandbox.base import Sandbox
-from cudaenv.toolkit import check_build_headers, cpu_identity, gpu_info
+from cudaenv.problems.model import Mode, Problem, SourceFile
+from cudaenv.sandbox import Sandbox
+from cudaenv.toolkit import gpu_info
 
-Mode = Literal["solve", "optimize", "repair"]
-SandboxFactory = Callable[[], Sandbox]
-CLOCK_TIMINGS = (ProcessTiming, CustomTiming)  # timing modes the grader's clock takes
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+_factory = sandbox_factory  # tests/sandbox/test_cuda_images.py still imports this name
 
 
-def _factory(sandbox: str | SandboxFactory, options: Mapping[str, Any] | None) -> SandboxFactory:
-    if callable(sandbox):
-        return sandbox
-    opts = dict(options or {})
-    return lambda: make_sandbox(sandbox, **opts)
-
-
-def _build_factory(
-    sandbox: str | SandboxFactory, options: Mapping[str, Any] | None
-) -> SandboxFactory | None:
-    """Compile-only sandboxes with the compiler cache mounted (see ccache): local sandboxes
-    under bubblewrap with the host's ccache, and containers (the image's ccache)."""
-    opts = dict(options or {})
-    if sandbox == "local":
-        if opts.get("isolation") == "rlimits" or ccache.ccache_binary() is None:
-            return None
-        binds = ccache.binds()
-    elif sandbox == "docker" and ccache.enabled():
-        binds = ccache.container_binds()
-        opts.pop("gpus", None)  # a compiler needs no GPU
-    else:
-        return None
-    for key, paths in binds.items():
-        opts[key] = [*opts.get(key, []), *paths]
-    return lambda: make_sandbox(sandbox, **opts)
-
-
-def _base_env(problem: Problem, have_gpu: bool, sandbox: Sandbox) -> dict[str, str]:
-    """Every grading command's variables: the sandbox's toolchain (host toolkit paths for a
-    local sandbox, nothing for an image that brings its own), then the grader's own."""
-    env = sandbox.toolchain_env()
-    if problem.problem_type == "cuda_python" and not have_gpu:
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
-    return env
-
-
-def _build(
-    sandbox: Sandbox,
-    problem: Problem,
-    files: list[SourceFile],
-    env: Mapping[str, str],
-    timeout: float,
-    builder: SandboxFactory | None,
-) -> StageResult:
-    """Run the build command in ``sandbox``; or, when the compiler cache applies, in a build
-    sandbox of its own (the only one where the cache is writable) and move its outputs over."""
-    timeout = max(timeout, MIN_BUILD_TIMEOUT_S)
-    plain = problem.build_command or ""
-    if not (
-        builder is not None
-        and ccache.compiler_only(plain)
-        and ccache.seen_before(problem.content_hash())
-    ):
-        return run_stage(sandbox, plain, timeout=timeout, env=env)[0]
-    shared = [f.path for f in [*problem.test_files, *problem.context_files]]
-    box = builder()
-    try:
-        isolation = getattr(box, "isolation", None)
-        command, cached_env = plain, None
-        if isolation == "bubblewrap":
-            cached_env = ccache.build_env(dict(env), shared)
-        elif isolation == "docker":
-            command, cached_env = ccache.container_build(plain, dict(env), shared)
-        if cached_env is None:  # no mount isolation (rlimits): no cache
-            return run_stage(sandbox, plain, timeout=timeout, env=env)[0]
-        for f in files:
-            box.write_file(f.path, f.content)
-        stage, _ = run_stage(box, command, timeout=timeout, env=cached_env)
-        if stage.status == "ok":
-            copy_outputs(box, sandbox, {f.path for f in files})
-        return stage
-    finally:
-        box.close()
-
-
-def _prepare(
-    sandbox: Sandbox,
-    problem: Problem,
-    files: list[SourceFile],
-    env: Mapping[str, str],
-    timeout: float,
-    cache: BuildCache | None,
-    builder: SandboxFactory | None = None,
-) -> StageResult:
-    """Write the workspace and build it (or restore the identical build from the cache)."""
-    for f in files:
-        sandbox.write_file(f.path, f.content)
-    if not problem.build_command:
-        return StageResult(status="skipped", reason="no build command")
-    if sandbox.toolchain_id == "host":  # the host's toolkit and wheels: headers must match
-        check_build_headers(problem.build_command)
-    key = build_key(files, problem.build_command, problem.problem_type, sandbox.toolchain_id)
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None:
-            cache.restore(key, hit, sandbox)
-            return hit.result.model_copy(update={"cached": True})
-    with cache.lock(key) if cache is not None else contextlib.nullcontext():
-        if cache is not None and (hit := cache.get(key)) is not None:
-            cache.restore(key, hit, sandbox)
-            return hit.result.model_copy(update={"cached": True})
-        stage = _build(sandbox, problem, files, env, timeout, builder)
-        if cache is not None:
-            cache.put(key, stage, sandbox, {f.path for f in files})
-    return stage
-
-
+@dataclass(eq=False)
 class _Grading:
     """One grading run; holds its sandboxes so they are always closed."""
 
-    def __init__(
-        self,
-        problem: Problem,
-        files: GradingFiles,
-        *,
-        mode: Mode,
-        factory: SandboxFactory,
-        builder: SandboxFactory | None = None,
-        benchmark: bool,
-        sanitizer: list[str],
-        rounds: int,
-        force_baseline: bool,
-        cache: BuildCache | None,
-        timeout: float,
-        check_references: bool = True,
-        tests: OutcomeCache | None = None,
-    ) -> None:
-        self.problem = problem
-        self.files = files
-        self.factory = factory
-        self.builder = builder
-        self.benchmark = benchmark
-        self.sanitizer = sanitizer
-        self.rounds = rounds
-        self.force_baseline = force_baseline
-        self.cache = cache
-        self.tests = tests
-        self.timeout = timeout
-        self.check_references = check_references
+    problem: Problem
+    files: GradingFiles
+    mode: Mode
+    factory: SandboxFactory
+    benchmark: bool
+    sanitizer: list[str]
+    rounds: int
+    force_baseline: bool
+    cache: BuildCache | None
+    timeout: float
+    check_references: bool = True
+    tests: OutcomeCache | None = None
+    compiler_cache: bool = True
+    sandboxes: list[Sandbox] = field(default_factory=list)
+    snapshot: Snapshot | None = None  # the workspace as the build left it
+
+    def __post_init__(self) -> None:
         self.gpu = gpu_info()
-        self.uses_token = uses_completion_token(problem)
-        self.snapshot: Snapshot | None = None  # the workspace as the build left it
+        self.uses_token = uses_completion_token(self.problem)
         self.verdict = Verdict(
-            task_id=problem.task_id,
-            mode=mode,
-            dropped_files=files.dropped,
-            unused_files=files.unused,
+            task_id=self.problem.task_id,
+            mode=self.mode,
+            dropped_files=self.files.dropped,
+            unused_files=self.files.unused,
             gpu=self.gpu.name if self.gpu else None,
         )
-        self.sandboxes: list[Sandbox] = []
 
     def sandbox(self) -> Sandbox:
         box = self.factory()
@@ -217,7 +94,7 @@ class _Grading:
         return self.verdict
 
     def env(self, box: Sandbox) -> dict[str, str]:
-        return _base_env(self.problem, self.gpu is not None, box)
+        return grading_env(self.problem, self.gpu is not None, box)
 
     def run_token(self) -> str | None:
         """A new completion secret for every run: one a run read cannot prove a later one."""
@@ -238,6 +115,15 @@ class _Grading:
             self.fail(f"tampering: {found[0]}")
         return bool(found)
 
+    def build(
+        self, box: Sandbox, env: dict[str, str], files: list[SourceFile] | None = None
+    ) -> StageResult:
+        """The build stage in ``box`` (:func:`cudaenv.grading.build.prepare`): the graded
+        files, or ``files`` (the baseline's)."""
+        p, cache, ccache = self.problem, self.cache, self.compiler_cache
+        files = self.files.all if files is None else files
+        return prepare(box, p, files, env, self.timeout, cache, compiler_cache=ccache)
+
     def run(self) -> Verdict:
         v = self.verdict
         p = self.problem
@@ -252,44 +138,16 @@ class _Grading:
         refs = p.source_references if self.check_references else None
         # a baseline (check_references=False) may use what solutions may not
         forbidden = p.forbidden_references if self.check_references else []
-        report = analyse(self.files.solution, refs, forbidden=forbidden)
-        v.stages["static"] = StageResult(
-            status="failed" if report.violations else "ok",
-            output_tail="\n".join(report.violations)[-4000:],
-            reason="forbidden constructs in the solution" if report.violations else None,
-        )
-        if refs is not None:
-            missing = report.missing_all + (
-                [f"any of {report.missing_any}"] if report.missing_any else []
-            )
-            v.stages["source_refs"] = StageResult(
-                status="ok" if report.refs_ok else "failed",
-                reason=f"missing required API use: {', '.join(missing)}" if missing else None,
-            )
-        if report.violations:
-            v.suspected_hack.extend(report.violations)
-            return self.fail(f"forbidden construct: {report.violations[0]}")
-        if not report.refs_ok:
-            return self.fail(v.stages["source_refs"].reason or "missing source references")
+        if why := static_stage(v, self.files.solution, refs, forbidden):
+            return self.fail(why)
 
         box = self.sandbox()
         if self.gpu is not None and not box.gpu_access:  # e.g. a container without --gpus
             self.gpu = None
             v.gpu = None
+        keep = keep_env(p.build_command, self.env(box))  # nvcc -keep: static_cpp reads it
         build = guarded(
-            box,
-            "build",
-            p.build_command or "",
-            self.env(box),
-            lambda: _prepare(
-                box,
-                p,
-                self.files.all,
-                keep_env(p.build_command, self.env(box)),  # nvcc -keep: static_cpp reads it
-                self.timeout,
-                self.cache,
-                self.builder,
-            ),
+            box, "build", p.build_command or "", self.env(box), lambda: self.build(box, keep)
         )
         v.stages["build"] = build
         v.compiled = build.status in ("ok", "skipped")
@@ -393,6 +251,12 @@ class _Grading:
             status="ok", seconds=total, output_tail="\n".join(outputs)[-4000:]
         )
 
+    def measure(self, box: Sandbox, seed: dict[str, str]) -> Measurement:
+        """One timed run of the benchmark, with a fresh completion secret."""
+        token = self.run_token()
+        env = self.test_env(box, token) | seed
+        return measure(box, self.problem, env=env, timeout=self.timeout, token=token)
+
     def run_benchmark(self, box: Sandbox) -> None:
         v = self.verdict
         p = self.problem
@@ -401,9 +265,7 @@ class _Grading:
                 status="skipped", reason="problem has no benchmark_command"
             )
             return
-        device = self.gpu
-        if device is None and p.cpu_only and isinstance(p.timing_mode, CLOCK_TIMINGS):
-            device = cpu_identity()  # a CPU-only problem: its benchmark needs no GPU
+        device = timing_device(p, self.gpu)  # a CPU-only problem's benchmark needs no GPU
         if device is None:
             v.stages["benchmark"] = StageResult(status="skipped", reason="no GPU")
             return
@@ -414,15 +276,7 @@ class _Grading:
         if cached is None and p.baseline_solution is not None:
             base_files = assemble(p, p.baseline_solution)
             base_box = self.sandbox()
-            built = _prepare(
-                base_box,
-                p,
-                base_files.all,
-                self.env(base_box),
-                self.timeout,
-                self.cache,
-                self.builder,
-            )
+            built = self.build(base_box, self.env(base_box), base_files.all)
             if built.status not in ("ok", "skipped"):
                 base_box = None
                 v.reason = "passed; baseline failed to build, no speedup"
@@ -433,10 +287,8 @@ class _Grading:
             for n in range(self.rounds):
                 # the test run (or the last round) was settled: nothing of the solution is
                 # alive, the workspace is the build's (pristine); a fresh secret per run
-                token, seed = self.run_token(), {BENCH_SEED_ENV: new_bench_seed()}
-                m = measure(
-                    box, p, env=self.test_env(box, token) | seed, timeout=self.timeout, token=token
-                )
+                seed = {BENCH_SEED_ENV: new_bench_seed()}
+                m = self.measure(box, seed)
                 stage = m.stage
                 v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
                 # speed: a process this round left could load the machine during the
@@ -451,14 +303,7 @@ class _Grading:
                 sol.append(m.ms)
                 if base_box is not None:
                     base_box.kill_processes()
-                    token = self.run_token()
-                    bm: Measurement = measure(
-                        base_box,
-                        p,
-                        env=self.test_env(base_box, token) | seed,
-                        timeout=self.timeout,
-                        token=token,
-                    )
+                    bm = self.measure(base_box, seed)
                     if bm.ms is None:
                         base_box = None
                         v.reason = (
@@ -474,16 +319,7 @@ class _Grading:
             return
         where = None if self.gpu else f"timed on the CPU ({device.name})"
         v.stages["benchmark"] = stage.model_copy(update={"reason": stage.reason or where})
-        v.solution_timing = summarise(sol, p.timing_mode.type)
-        v.solution_ms = v.solution_timing.median_ms
-        baseline: Timing | None = cached
-        if base:  # timed beside a solution: good for this verdict, never cached (provenance)
-            baseline = summarise(base, p.timing_mode.type)
-        if baseline is not None and baseline.median_ms and v.solution_ms:
-            v.baseline_timing = baseline
-            v.baseline_ms = baseline.median_ms
-            v.speedup = baseline.median_ms / v.solution_ms
-            v.speedup_ci = speedup_ci(sol, baseline.samples_ms)
+        record_timings(v, sol, base, cached, p.timing_mode.type)
 
     def close(self) -> None:
         for box in self.sandboxes:
@@ -528,8 +364,8 @@ def grade(
         problem,
         gathered,
         mode=mode,
-        factory=_factory(sandbox, sandbox_options),
-        builder=_build_factory(sandbox, sandbox_options) if compiler_cache else None,
+        factory=sandbox_factory(sandbox, sandbox_options),
+        compiler_cache=compiler_cache,
         benchmark=benchmark if benchmark is not None else mode == "optimize",
         sanitizer=tools,
         rounds=max(1, rounds),
@@ -543,16 +379,15 @@ def grade(
         verdict = run.run()
         if verdict.passed is False and verdict.failure is None:
             verdict.failure = "agent"
-    except StageInfrastructureFault as exc:
+    except Exception as exc:  # the machinery's failure: masked, never scored
         verdict = run.verdict
         verdict.passed = None
         verdict.failure = "infrastructure"
-        verdict.reason = f"infrastructure: {exc}"
-    except Exception as exc:
-        verdict = run.verdict
-        verdict.passed = None
-        verdict.failure = "infrastructure"
-        verdict.reason = f"infrastructure error: {type(exc).__name__}: {exc}"
+        verdict.reason = (
+            f"infrastructure: {exc}"
+            if isinstance(exc, StageInfrastructureFault)
+            else f"infrastructure error: {type(exc).__name__}: {exc}"
+        )
     finally:
         run.close()
     verdict.seconds = round(time.perf_counter() - started, 4)

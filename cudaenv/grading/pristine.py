@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from cudaenv.errors import CudaEnvError
 from cudaenv.grading.build_cache import make_executable
 from cudaenv.grading.stages import StageInfrastructureFault
-from cudaenv.sandbox._strays import alive
-from cudaenv.sandbox.base import Sandbox
+from cudaenv.sandbox import Sandbox, pid_alive
 
 KILL_DEADLINE_S = 10.0
 #: what is in the workspace besides regular files and directories: links, fifos, sockets;
@@ -101,7 +100,7 @@ def kill_and_confirm(box: Sandbox) -> list[int]:
     strays = box.stray_processes() or []
     box.kill_processes()
     end = time.monotonic() + KILL_DEADLINE_S
-    while (left := alive(strays)) and time.monotonic() < end:
+    while (left := [pid for pid in strays if pid_alive(pid)]) and time.monotonic() < end:
         time.sleep(0.01)
     if left:
         raise StageInfrastructureFault(

@@ -18,6 +18,7 @@ from typing import Any
 
 from cudaenv.errors import MissingExtraError
 from cudaenv.grading.static_python import analyse_python
+from cudaenv.grading.verdict import StageResult, Verdict
 from cudaenv.problems.model import SourceFile, SourceReferences
 
 CPP_SUFFIXES = {".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".inl"}
@@ -364,3 +365,33 @@ def analyse(
         if refs.any and not any(r in found for r in refs.any):
             report.missing_any = list(refs.any)
     return report
+
+
+def static_stage(
+    verdict: Verdict,
+    solution: list[SourceFile],
+    refs: SourceReferences | None,
+    forbidden: Iterable[str],
+) -> str | None:
+    """Run :func:`analyse` for the grader: record the ``static`` (and, with ``refs``, the
+    ``source_refs``) stage and any suspected hack; the failure reason, or None to go on."""
+    report = analyse(solution, refs, forbidden=forbidden)
+    verdict.stages["static"] = StageResult(
+        status="failed" if report.violations else "ok",
+        output_tail="\n".join(report.violations)[-4000:],
+        reason="forbidden constructs in the solution" if report.violations else None,
+    )
+    if refs is not None:
+        missing = report.missing_all + (
+            [f"any of {report.missing_any}"] if report.missing_any else []
+        )
+        verdict.stages["source_refs"] = StageResult(
+            status="ok" if report.refs_ok else "failed",
+            reason=f"missing required API use: {', '.join(missing)}" if missing else None,
+        )
+    if report.violations:
+        verdict.suspected_hack.extend(report.violations)
+        return f"forbidden construct: {report.violations[0]}"
+    if not report.refs_ok:
+        return verdict.stages["source_refs"].reason or "missing source references"
+    return None

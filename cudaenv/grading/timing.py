@@ -22,10 +22,12 @@ import numpy as np
 from cudaenv.errors import GradingError
 from cudaenv.grading.profiler import ProfilerLocation
 from cudaenv.grading.stages import TOKEN_PREFIX, run_stage
-from cudaenv.grading.verdict import StageResult, Timing
+from cudaenv.grading.verdict import StageResult, Timing, Verdict
 from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming
 from cudaenv.sandbox.base import Sandbox
+from cudaenv.toolkit import GpuInfo, cpu_identity
 
+CLOCK_TIMINGS = (ProcessTiming, CustomTiming)  # timing modes the grader's clock takes
 CUSTOM_LINE = re.compile(r"^COMPUTE_EVAL_TIME_MS:\s*([0-9.]+)\s*$", re.MULTILINE)
 
 
@@ -34,6 +36,14 @@ class Measurement:
     ms: float | None
     stage: StageResult
     suspected: list[str] = field(default_factory=list)
+
+
+def timing_device(problem: Problem, gpu: GpuInfo | None) -> GpuInfo | None:
+    """What times ``problem``'s benchmark here: the GPU, or for a CPU-only problem timed by
+    the grader's clock the CPU; None when nothing here can."""
+    if gpu is None and problem.cpu_only and isinstance(problem.timing_mode, CLOCK_TIMINGS):
+        return cpu_identity()
+    return gpu
 
 
 def parse_custom_ms(stdout: str) -> float | None:
@@ -182,3 +192,22 @@ def speedup_ci(
         ratios[i] = np.median(rng.choice(b, b.size)) / np.median(rng.choice(s, s.size))
     lo, hi = np.quantile(ratios, [(1 - level) / 2, 1 - (1 - level) / 2])
     return float(lo), float(hi)
+
+
+def record_timings(
+    verdict: Verdict,
+    solution: list[float],
+    baseline: list[float],
+    cached: Timing | None,
+    source: str,
+) -> None:
+    """The verdict's timings and speedup. The baseline timed beside the solution, where there
+    is one, is good for this verdict only and never cached (provenance); else the cached one."""
+    verdict.solution_timing = summarise(solution, source)
+    verdict.solution_ms = verdict.solution_timing.median_ms
+    base = summarise(baseline, source) if baseline else cached
+    if base is not None and base.median_ms and verdict.solution_ms:
+        verdict.baseline_timing = base
+        verdict.baseline_ms = base.median_ms
+        verdict.speedup = base.median_ms / verdict.solution_ms
+        verdict.speedup_ci = speedup_ci(solution, base.samples_ms)

@@ -12,7 +12,7 @@ from cudaenv.errors import CudaEnvError
 from cudaenv.grading.grader import grade
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem, Solution, SourceFile
-from cudaenv.sandbox.docker import DockerOptions
+from cudaenv.sandbox import gpu_access
 from cudaenv.toolkit import has_gpu
 
 NOISE = 0.9  # the reference may be at most 10% slower than the baseline
@@ -53,8 +53,7 @@ def validate_problem(
     rounds: int = 3,
 ) -> ValidationRow:
     opts = dict(sandbox_options or {})
-    # a container sees a GPU only when it asks for one
-    gpu = has_gpu() and (sandbox != "docker" or DockerOptions.requests_gpus(opts.get("gpus")))
+    gpu = has_gpu() and gpu_access(sandbox, **opts)  # e.g. a container that asks for none
     bench = gpu and problem.has_benchmark and problem.baseline_solution is not None
     issues: list[str] = []
     verdicts: dict[str, Verdict] = {}

@@ -10,8 +10,8 @@ import pytest
 import cudaenv
 from cudaenv.grading import ccache
 from cudaenv.grading._nvcc_shim import plan
-from cudaenv.grading.grader import _build_factory, _factory
 from cudaenv.problems import load_suite
+from cudaenv.sandbox import make_sandbox
 from tests.conftest import CPU_HEADER, CPU_TEST, write_problem
 
 needs_ccache = pytest.mark.skipif(
@@ -126,21 +126,40 @@ def test_graded_code_cannot_write_the_cache(nvcc_problem) -> None:
     assert any(root.iterdir())
     target = root / "planted.o"
     write = f"echo planted > {target} && echo WROTE"
-    with _factory("local", None)() as box:
+    cached = ccache.for_build(nvcc_problem.build_command, {}, [], host=True)
+    assert cached is not None and cached.rw_binds == [str(root)]
+    with make_sandbox("local") as box:
         res = box.exec(write, timeout=30)
         assert "WROTE" not in res.stdout and "No such file or directory" in res.stderr
-    build = _build_factory("local", None)
-    assert build is not None
-    with build() as box:  # the compiler's sandbox: the one place it is writable
-        assert "WROTE" in box.exec(write, timeout=30).stdout
-    assert _build_factory("local", {"isolation": "rlimits"}) is None
-    assert _build_factory("docker", None) is not None  # containers: the image's ccache
-    assert _build_factory("ssh", None) is None
+        sibling = box.compile_sibling(rw_binds=cached.rw_binds, ro_binds=cached.ro_binds)
+        assert sibling is not None
+        with sibling:  # the compiler's sandbox: the one place it is writable
+            assert "WROTE" in sibling.exec(write, timeout=30).stdout
+        assert "WROTE" not in box.exec(f"cat {target} && echo WROTE", timeout=30).stdout
+    with make_sandbox("local", isolation="rlimits") as box:  # no mount isolation: no sibling
+        assert box.compile_sibling(rw_binds=cached.rw_binds, ro_binds=cached.ro_binds) is None
 
 
-def test_off_switch_covers_containers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_image_toolchains_get_their_own_cache(tmp_path: Path, monkeypatch) -> None:
+    """A build with an image's toolchain mounts a cache directory of its own (the image's
+    ccache may differ from the host's) and the shim run by the image's python3; the command
+    puts the shim first on the image's PATH."""
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    command = "nvcc -o t.out solution.cu test/*.cu"
+    cached = ccache.for_build(command, {"A": "1"}, ["test/main.cu"], host=False)
+    assert cached is not None
+    assert cached.rw_binds == [str(ccache.container_cache_root())]
+    assert cached.rw_binds != [str(ccache.cache_root())]
+    shim = cached.ro_binds[0]
+    assert (Path(shim) / "nvcc").read_text().startswith("#!/usr/bin/env python3\n")
+    assert cached.command.startswith(f"PATH={shim}:") and cached.command.endswith(command)
+    assert cached.env["A"] == "1" and cached.env["CUDAENV_NVCC_CACHED"] == "test/main.cu"
+
+
+@pytest.mark.parametrize("host", [True, False])
+def test_off_switch_covers_every_toolchain(monkeypatch: pytest.MonkeyPatch, host: bool) -> None:
     monkeypatch.setenv("CUDAENV_CCACHE", "0")
-    assert _build_factory("docker", None) is None
+    assert ccache.for_build("nvcc -o t a.cu", {}, [], host=host) is None
 
 
 @needs_ccache
