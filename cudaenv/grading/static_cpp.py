@@ -8,7 +8,7 @@ text rules know. So, after the build and before any test, the grader compiles th
 own sources once more, in the grading sandbox, with the build command's compiler and flags
 (``-c``, keeping the preprocessed TUs: nvcc's host and device ``.ii``, g++'s ``.ii``), and:
 
-- runs the token checks of :mod:`cudaenv.grading.static_checks` on the solution's own lines of
+- runs the token checks of :mod:`cudaenv.grading.static_text_cpp` on the solution's own lines of
   every preprocessed TU (macros expanded, lines spliced, ``#if __CUDA_ARCH__`` resolved both
   ways); asm labels on declarations and ``redefine_extname`` pragmas fail;
 - takes the headers from the TU's line markers (where the compiler resolved each include,
@@ -18,7 +18,8 @@ own sources once more, in the grading sandbox, with the build command's compiler
 
 Results are cached by content (the same solution, flags and toolchain give the same answer),
 so a warm grading pays nothing. :func:`splice` (translation phase 2) also runs before the
-plain text checks of ``analyse``.
+plain text checks of ``analyse``. The script that compiles and reports, and its parser:
+:mod:`cudaenv.grading.static_cpp_script`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ from typing import Any
 
 from cudaenv.grading.cache_files import write_atomic
 from cudaenv.grading.stages import StageInfrastructureFault
-from cudaenv.grading.symbols import ObjectReport, header_allowances, object_violations
+from cudaenv.grading.static_cpp_script import parse_report, script
+from cudaenv.grading.static_refs import cpp_forbidden, expand
+from cudaenv.grading.static_text_cpp import cpp_tokens, cpp_violations
+from cudaenv.grading.symbols import header_allowances, object_violations
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
 
@@ -53,7 +57,6 @@ _DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-_CALL_RELOCS = {"R_X86_64_PLT32", "R_X86_64_PLT64", "R_AARCH64_CALL26", "R_AARCH64_JUMP26"}
 VERSION = "4"  # bump when a rule changes: cached answers of older rules are not reused
 
 
@@ -134,123 +137,6 @@ def plan(build_command: str | None) -> Plan | None:
     return Plan(PurePosixPath(words[0]).name, tuple(flags))
 
 
-_FILTER = r"""
-BEGIN { n = split(ENVIRON["CUDAENV_OWN"], a, "\n"); for (i = 1; i <= n; i++) own[a[i]] = 1;
-        pwd = ENVIRON["PWD"] "/" }
-/^# [0-9]+ "/ { f = $0; sub(/^# [0-9]+ "/, "", f); sub(/"[^"]*$/, "", f);
-  if (index(f, pwd) == 1) f = substr(f, length(pwd) + 1);
-  sub(/^\.\//, "", f); if (!(f in seen)) { seen[f] = 1; print "@@H " f }
-  cur = (f in own); next }
-cur { print }
-"""
-_NM = (
-    r"""awk '$1=="U"||$1=="w"||$1=="v" {print; next} """
-    r"""NF==3 && ($3 !~ /^_Z/ || $3 ~ /__sti__|^_GLOBAL__sub_I_/) {print; next} """
-    r"""NF==3 && $3 ~ /(3cub|6thrust|7cutlass|4cute)/ && n++ < 20 {print}'"""
-)
-
-
-def _script(p: Plan, sources: list[tuple[str, bool]], report: str, kept: bool = False) -> str:
-    """One shell run: compile each source to an object, keep its preprocessed TUs, print the
-    solution's own lines, the headers, the symbols and the initialisers into ``report``."""
-    nvcc = p.compiler == "nvcc"
-    flags = " ".join(shlex.quote(f) for f in p.flags)
-    lines = [
-        "set -u",
-        'W=$(pwd); D=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-tc.XXXXXX") || exit 97',
-        "trap 'rm -rf \"$D\"' EXIT",
-        f'R={shlex.quote(report)}; : > "$R"',
-        f"F={shlex.quote(_FILTER)}",
-        "i=0",
-    ]
-    stems = [PurePosixPath(src).stem for src, _ in sources]
-    for src, header in sources:
-        lang = ("-x cu " if nvcc else "-x c++ ") if header else ""
-        keep = '-keep -keep-dir "$o"' if nvcc else "-save-temps=obj"
-        q = shlex.quote(src)
-        stem = PurePosixPath(src).stem
-        compile_ = (
-            f'{shlex.quote(p.compiler)} {flags} {lang}-c {q} -o "$o/x.o" {keep} > "$o/log" 2>&1'
-        )
-        if kept and nvcc and not header and src.endswith(".cu") and stems.count(stem) == 1:
-            # the build's own outputs, kept by nvcc -keep (see build_env), else compile again
-            k = shlex.quote(stem)
-            compile_ = (
-                f'if [ -f {k}.o ] && [ -f {k}.cpp4.ii ]; then cp {k}.o {k}.cpp4.ii "$o"/ && '
-                f'{{ [ ! -f {k}.cpp1.ii ] || cp {k}.cpp1.ii "$o"/; }} && mv "$o"/{k}.o "$o/x.o"; '
-                f"else {compile_}; fi"
-            )
-        lines += [
-            'i=$((i+1)); o="$D/$i"; mkdir -p "$o"',
-            f'echo "@@SRC {src}" >> "$R"',
-            compile_,
-            'rc=$?; echo "@@RC $rc" >> "$R"',
-            'if [ $rc -ne 0 ]; then tail -c 1500 "$o/log" >> "$R"; else',
-            '  for ii in "$o"/*.ii "$o"/*.i; do [ -f "$ii" ] || continue;'
-            ' echo "@@II ${ii##*/}" >> "$R"; awk "$F" "$ii" >> "$R"; done',
-            f'  echo "@@NM" >> "$R"; nm "$o/x.o" | {_NM} >> "$R"',
-            '  echo "@@SEC" >> "$R"; readelf -SW "$o/x.o" | grep -E "\\.(init_array|ctors|preinit_array)" >> "$R"',
-            "  for s in $(nm \"$o/x.o\" | awk '$3 ~ /^_GLOBAL__sub_I_|__static_initialization_and_destruction_/ {print $3}'); do",
-            '    echo "@@FN $s" >> "$R"; objdump -dr --no-show-raw-insn --disassemble="$s" "$o/x.o"'
-            " | grep -E 'R_[A-Z0-9_]+|call|jmp' >> \"$R\"",
-            "  done",
-            "fi",
-        ]
-    return "\n".join(lines) + "\nexit 0\n"
-
-
-@dataclass
-class _Unit:
-    path: str
-    rc: int = 0
-    log: str = ""
-    own: str = ""
-    headers: list[str] | None = None
-    obj: ObjectReport | None = None
-
-
-def _parse(text: str) -> list[_Unit]:
-    units: list[_Unit] = []
-    part = ""
-    for line in text.splitlines():
-        if line.startswith("@@SRC "):
-            units.append(_Unit(line[6:], headers=[], obj=ObjectReport()))
-            part = "log"
-            continue
-        if not units:
-            continue
-        u = units[-1]
-        assert u.headers is not None and u.obj is not None
-        if line.startswith("@@RC "):
-            u.rc = int(line[5:] or 1)
-        elif line.startswith("@@II "):
-            part = "own"
-        elif line.startswith("@@H "):
-            u.headers.append(line[4:])
-        elif line == "@@NM":
-            part = "nm"
-        elif line == "@@SEC":
-            part = "sec"
-        elif line.startswith("@@FN "):
-            part = line[5:]
-            u.obj.init_calls[part] = []
-        elif part == "log":
-            u.log += line + "\n"
-        elif part == "own":
-            u.own += line + "\n"
-        elif part == "nm":
-            u.obj.nm.append(line)
-        elif part == "sec":
-            u.obj.sections.append(line)
-        elif part in u.obj.init_calls:
-            if m := re.search(r"(R_[A-Z0-9_]+)\s+(\S+)", line):
-                if m.group(1) in _CALL_RELOCS:  # a call; other relocations are data addresses
-                    u.obj.init_calls[part].append(m.group(2))
-            elif m := re.search(r"\b(call|jmp|bl|b)\s.*(<[^>]+>)", line):
-                u.obj.init_calls[part].append(m.group(2))
-    return units
-
-
 def _library_header(header: str, banned: list[str]) -> str | None:
     """The forbidden include entry (``<cub/``, ``<cublas``) a resolved header falls under."""
     parts = PurePosixPath(posixpath.normpath(header)).parts
@@ -292,11 +178,9 @@ def _opener(code: list[str], close: int) -> str:
 
 def unit_violations(path: str, own: str, headers: Iterable[str], banned: list[str]) -> list[str]:
     """Violations in the solution's own lines of one preprocessed TU and in its headers."""
-    from cudaenv.grading import static_checks as sc
-
-    tokens = sc._cpp_tokens(own)
-    out = [f"{v} [preprocessed]" for v in sc._cpp_violations(path, tokens, own)]
-    out += [f"{v} [preprocessed]" for v in sc._cpp_forbidden(path, tokens, own, banned)]
+    tokens = cpp_tokens(own)
+    out = [f"{v} [preprocessed]" for v in cpp_violations(path, tokens, own)]
+    out += [f"{v} [preprocessed]" for v in cpp_forbidden(path, tokens, own, banned)]
     if _asm_labels(tokens.code):
         out.append(f"{path}: an asm label binds a declaration to another symbol")
     if _REDEFINE.search(own):
@@ -360,14 +244,12 @@ def check(
 ) -> tuple[StageResult, list[str]] | None:
     """Compile the solution's C/C++ sources in ``box`` (files already written) and check what
     the compiler saw; None when nothing applies (no C/C++ solution source, no build)."""
-    from cudaenv.grading.static_checks import _expand
-
     p = plan(build_command)
     own = [f for f in solution if PurePosixPath(f.path).suffix.lower() in _SOURCES | _HEADERS]
     if p is None or not own:
         return None
     forbidden = list(forbidden)
-    banned, libraries = _expand(forbidden), "libraries" in forbidden
+    banned, libraries = expand(forbidden), "libraries" in forbidden
     srcs = [(f.path, False) for f in own if PurePosixPath(f.path).suffix.lower() in _SOURCES]
     units = srcs or [(f.path, True) for f in own]
     key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""))
@@ -381,8 +263,9 @@ def check(
     report = f".cudaenv-toolchain-{secrets.token_hex(6)}.txt"
     names = "\n".join(posixpath.normpath(f.path) for f in own)
     kept = "NVCC_APPEND_FLAGS" in build_env(build_command, {})  # the build ran with -keep
-    script = _script(p, units, report, kept)
-    res = box.exec(script, timeout=timeout, env={**env, "CUDAENV_OWN": names})
+    res = box.exec(
+        script(p, units, report, kept), timeout=timeout, env={**env, "CUDAENV_OWN": names}
+    )
     try:
         text = box.read_file(report).decode("utf-8", "replace")
     except OSError:
@@ -399,7 +282,7 @@ def check(
         for f in solution
         if _COMPILER_OUTPUT.search(PurePosixPath(f.path).name)
     ]
-    for u in _parse(text):
+    for u in parse_report(text):
         if u.rc != 0:
             if not any(u.path == s for s, h in units if not h):
                 continue  # a header that needs its includer's context: its lines are checked there
