@@ -31,6 +31,7 @@ from cudaenv.grading.profiler import (
     profiler_env,
     time_ms,
 )
+from cudaenv.grading.profiler import build as profiler_build
 from cudaenv.problems.model import (
     CustomTiming,
     GpuTiming,
@@ -54,13 +55,13 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def nvcc_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Every nvcc command the profiler runs, recorded (and still executed)."""
     runs: list[list[str]] = []
-    real = profiler._run_nvcc
+    real = profiler_build._run_nvcc
 
     def spy(command: list[str]) -> subprocess.CompletedProcess[str]:
         runs.append(command)
         return real(command)
 
-    monkeypatch.setattr(profiler, "_run_nvcc", spy)
+    monkeypatch.setattr(profiler_build, "_run_nvcc", spy)
     return runs
 
 
@@ -69,7 +70,7 @@ def nvcc_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 @needs_nvcc
 def test_source_ships_in_package() -> None:
-    text = profiler._source_text()
+    text = profiler_build._source_text()
     assert "InitializeInjection" in text and "CUPTI_CB_DOMAIN_NVTX" in text
 
 
@@ -89,7 +90,7 @@ def test_build_exports_entry_points_and_compiles_without_warnings(
     command = [
         str(out) if c == nvcc_runs[0][nvcc_runs[0].index("-o") + 1] else c for c in nvcc_runs[0]
     ]
-    proc = profiler._run_nvcc(command)
+    proc = profiler_build._run_nvcc(command)
     assert proc.returncode == 0, proc.stderr
     assert "warning" not in (proc.stdout + proc.stderr).lower()
 
@@ -130,7 +131,7 @@ def test_parallel_builds_compile_once(fresh_cache: Path, nvcc_runs: list[list[st
 def test_build_failure_raises_with_compiler_output(
     fresh_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(profiler, "_source_text", lambda: "this is not C++;\n")
+    monkeypatch.setattr(profiler_build, "_source_text", lambda: "this is not C++;\n")
     with pytest.raises(GradingError, match="nvcc exit") as info:
         build_profiler()
     assert "error" in str(info.value)
