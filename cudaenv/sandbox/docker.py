@@ -173,6 +173,11 @@ class DockerSandbox(Sandbox):
         return self._cap
 
     @property
+    def options(self) -> DockerOptions:
+        """The options this sandbox's container was started with."""
+        return self._live().options
+
+    @property
     def container_name(self) -> str:
         return self._live().name
 

@@ -145,6 +145,7 @@ def test_docker_compile_sibling_mounts_the_dirs_for_the_container_user(tmp_path:
                 321,
             )
             assert sibling.container_name != parent.container_name  # type: ignore[attr-defined]
+            assert sibling.options.pool == "" and sibling.options.gpus is None  # type: ignore[attr-defined]
             assert sibling.exec("echo $MARK; id -u", timeout=30).stdout == "parent\n1000\n"
             r = sibling.exec(f"bash {ro}/tool.sh && echo built > {rw}/obj.o", timeout=30)
             assert r.ok and r.stdout == "from the shim\n", r.stderr
