@@ -10,6 +10,14 @@ from cudaenv.errors import SourceNotFoundError
 from cudaenv.problems.suite import Suite
 
 BUILTIN = "builtin"
+GENERATED = "generated"  # the families' default set; "generated:seed=S,count=N" another draw
+
+
+@functools.cache
+def _generated(text: str) -> Suite:
+    from cudaenv.families.generate import from_source
+
+    return Suite(from_source(text), source=text)
 
 
 @functools.cache
@@ -21,7 +29,9 @@ def _builtin() -> Suite:
 
 def load_suite(source: str | Path = BUILTIN) -> Suite:
     """Load problems from ``"builtin"``, a directory tree, a ``.tar.gz`` datapack, ``hf://...``,
-    a tree of Harbor task directories (``task.toml``), or a ``.jsonl`` of repository tasks.
+    a tree of Harbor task directories (``task.toml``), a ``.jsonl`` of repository tasks, or
+    ``"generated"`` (the problem families' default set, made on first use; options select
+    another draw: ``"generated:seed=7,count=200,families=reduce-axis+py-reduce-axis"``).
 
     >>> suite = load_suite("builtin")
     >>> len(suite.filter(groups=["cuda-kernels"])) > 0
@@ -32,6 +42,8 @@ def load_suite(source: str | Path = BUILTIN) -> Suite:
     text = str(source)
     if text == BUILTIN:
         return _builtin()
+    if text == GENERATED or text.startswith(GENERATED + ":"):
+        return _generated(text)
     if text.startswith("hf://"):
         from cudaenv.problems.datapack import read_problem_datapack
         from cudaenv.problems.hub import download_datapack

@@ -1,0 +1,141 @@
+"""Build a generated cuda_cpp problem's harness with a solution on the CPU (cuemu.h) and run it.
+
+Only for the tests: kernel launches ``k<<<grid, block>>>(args)`` are rewritten into
+``CUEMU_LAUNCH(k, grid, block, args)``; everything else compiles as C++17 with g++ against the
+stand-in CUDA headers beside this file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TOKEN = "cuemu-token-5b1d"
+
+
+def available() -> str | None:
+    """Why emulation cannot run here (None: it can)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return f"cuemu switches x86-64 contexts; this machine is {platform.machine()}"
+    if shutil.which("g++") is None:
+        return "g++ is not installed"
+    return None
+
+
+def _match(text: str, start: int, open_: str, close: str) -> int:
+    """Index just past the bracket closing the one at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    raise ValueError(f"unbalanced {open_}{close} from offset {start}")
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*parts, cur]
+
+
+def rewrite_launches(src: str) -> str:
+    """``name<<<g, b[, smem, stream]>>>(args)`` -> ``CUEMU_LAUNCH(name, (g), (b), args)``."""
+    out, pos = [], 0
+    while (at := src.find("<<<", pos)) >= 0:
+        name_start = at
+        while name_start > 0 and (src[name_start - 1].isalnum() or src[name_start - 1] == "_"):
+            name_start -= 1
+        end_cfg = src.index(">>>", at)
+        cfg = _split_top(src[at + 3 : end_cfg])
+        paren = end_cfg + 3
+        while src[paren].isspace():
+            paren += 1
+        close = _match(src, paren, "(", ")")
+        args = src[paren + 1 : close - 1]
+        name = src[name_start:at]
+        out.append(src[pos:name_start])
+        out.append(f"CUEMU_LAUNCH({name}, ({cfg[0].strip()}), ({cfg[1].strip()}), {args})")
+        pos = close
+    out.append(src[pos:])
+    return "".join(out)
+
+
+@dataclass
+class Run:
+    rc: int
+    output: str
+
+    @property
+    def passed(self) -> bool:
+        return self.rc == 0 and f"CUDAENV_COMPLETE {TOKEN}" in self.output
+
+
+FLAGS = ["-std=c++17", "-O1", "-w", "-x", "c++"]
+
+
+def _cache() -> Path:
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / "cuemu-objects"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _compile(workdir: Path, source: str, headers: str) -> Path:
+    """One translation unit to an object, cached by its text, the headers and the flags."""
+    text = (workdir / source).read_text()
+    key = hashlib.sha256("\0".join([text, headers, *FLAGS]).encode()).hexdigest()[:32]
+    obj = _cache() / f"{key}.o"
+    if not obj.exists():
+        tmp = obj.with_suffix(f".{os.getpid()}.tmp")
+        cmd = [
+            "g++", *FLAGS, "-I", str(HERE / "include"), "-I", str(workdir / "include"),
+            "-include", str(HERE / "cuemu.h"), "-c", "-o", str(tmp), str(workdir / source),
+        ]  # fmt: skip
+        subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600)
+        tmp.replace(obj)
+    return obj
+
+
+def build(files: dict[str, str], workdir: Path, *, sources: list[str]) -> Path:
+    """Write ``files`` (workspace paths) under ``workdir``, rewrite the ``.cu`` ones and link
+    ``sources`` into ``workdir/test.out``; a failed build raises CalledProcessError. Objects
+    are cached, so the harness compiles once for all the solutions it is linked with."""
+    for rel, text in files.items():
+        path = workdir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rewrite_launches(text) if rel.endswith(".cu") else text)
+    emu = "".join(p.read_text() for p in sorted(HERE.rglob("*.h")))
+    headers = emu + "".join(t for r, t in sorted(files.items()) if r.endswith(".h"))
+    objects = [str(_compile(workdir, s, headers)) for s in sources]
+    out = workdir / "test.out"
+    subprocess.run(["g++", "-o", str(out), *objects], check=True, capture_output=True, text=True)
+    return out
+
+
+def run(binary: Path, *args: str, timeout: float = 600) -> Run:
+    env = {**os.environ, "CUDAENV_COMPLETION_TOKEN": TOKEN, "CUDAENV_BENCH_SEED": "12345"}
+    try:
+        done = subprocess.run(
+            [str(binary), *args], cwd=binary.parent, env=env, capture_output=True, text=True,
+            timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return Run(124, "timed out")
+    return Run(done.returncode, done.stdout + done.stderr)

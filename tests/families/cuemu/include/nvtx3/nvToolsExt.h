@@ -1,0 +1,3 @@
+#pragma once
+inline int nvtxRangePushA(const char*) { return 0; }
+inline int nvtxRangePop() { return 0; }
