@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from cudaenv.grading.verdict import Verdict
+from cudaenv.problems.model import Mode
 
 #: the keys :func:`terminal_info` returns, documented in ``CudaEnv``'s docstring and the README
 TERMINAL_KEYS = (
@@ -26,7 +27,7 @@ TERMINAL_KEYS = (
 
 
 def terminal_info(
-    task_id: str, mode: str, verdict: Verdict | None, truncation_reason: str | None
+    task_id: str, mode: Mode, verdict: Verdict | None, truncation_reason: str | None
 ) -> dict[str, Any]:
     """The flat keys for an episode that just ended (graded or not).
 

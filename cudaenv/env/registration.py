@@ -16,7 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from cudaenv.problems.model import Problem
+from cudaenv.problems.model import Mode, Problem
 from cudaenv.problems.suite import Suite
 
 NAMESPACE = "cudaenv"
@@ -89,7 +89,7 @@ def make_suite(
     ids: Iterable[str] | None = None,
     groups: Iterable[str] | None = None,
     *,
-    mode: str = "solve",
+    mode: Mode = "solve",
     **options: Any,
 ) -> Any:
     """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset."""

@@ -12,14 +12,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cudaenv.env.core import CudaEnv
+from cudaenv.env.modes import can_optimize, check_mode
 from cudaenv.errors import ModeError, SpecError
-from cudaenv.problems.model import Problem
+from cudaenv.problems.model import Mode, Problem
 from cudaenv.problems.suite import Suite
 
 
 def _select(
-    suite: Suite, ids: Iterable[str] | None, groups: Iterable[str] | None, mode: str
+    suite: Suite, ids: Iterable[str] | None, groups: Iterable[str] | None, mode: Mode
 ) -> Suite:
+    check_mode(mode)
     for task_id in ids or ():
         suite[task_id]  # an unknown id raises, naming it and its close matches
     chosen = suite.filter(
@@ -27,7 +29,7 @@ def _select(
         groups=list(groups) if groups is not None else None,
     )
     if mode == "optimize":
-        able = [p for p in chosen if p.benchmark_command and p.baseline_solution is not None]
+        able = [p for p in chosen if can_optimize(p)]
         if ids is not None and len(able) < len(chosen):
             lacking = sorted(set(chosen.ids) - {p.task_id for p in able})
             raise ModeError(f"optimize mode needs a benchmark and a baseline; {lacking} lack them")
@@ -60,7 +62,7 @@ class SuiteEnv(CudaEnv):
         *,
         ids: Iterable[str] | None = None,
         groups: Iterable[str] | None = None,
-        mode: str = "solve",
+        mode: Mode = "solve",
         **env_options: Any,
     ) -> None:
         if "problem" in env_options:

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cudaenv.grading.verdict import Verdict
+from cudaenv.problems.model import Mode
 
 
 class StepRecord(BaseModel):
@@ -40,7 +41,7 @@ class Trajectory(BaseModel):
     """One episode: what the agent did, what it saw, how it was graded."""
 
     task_id: str
-    mode: str
+    mode: Mode
     instruction: str
     steps: list[StepRecord] = Field(default_factory=list)
     turns: list[Turn] = Field(default_factory=list)  # per model reply, training mode

@@ -22,7 +22,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cudaenv.env.modes import check_mode
 from cudaenv.errors import MissingExtraError, ModeError, ProblemNotFoundError, SpecError
+from cudaenv.problems.model import Mode
 
 try:
     from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
@@ -120,7 +122,7 @@ class CudaTextEnv(BaseTextEnv):
                 "the SkyRL row needs a task_id (a column or extra_info.task_id)", field="task_id"
             )
         self.task_id = task_id
-        self.mode = str(_row_value(extras, "mode") or config.get("mode") or "solve")
+        self.mode: Mode = check_mode(_row_value(extras, "mode") or config.get("mode") or "solve")
         self.max_turns = int(extras.get("max_turns") or config.get("max_steps") or 50)
         unknown = sorted(set(config) - _ENV_OPTIONS - {"source", "mode", "max_steps"})
         if unknown:
@@ -224,7 +226,7 @@ def register(env_class: str = ENV_CLASS) -> str:
 
 def skyrl_rows(
     source: str = "builtin",
-    mode: str = "solve",
+    mode: Mode = "solve",
     ids: Iterable[str] | None = None,
     groups: Iterable[str] | None = None,
 ) -> list[dict[str, Any]]:

@@ -29,11 +29,11 @@ import inspect
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from cudaenv.env.modes import check_mode
 from cudaenv.errors import CudaEnvError, ModeError, ProblemNotFoundError, SpecError
+from cudaenv.problems.model import Mode
 
 __all__ = ["CudaTRLEnv", "dataset_rows", "environment_factory"]
-
-MODES = ("solve", "optimize", "repair")
 #: CudaEnv options the factory sets itself
 _RESERVED = frozenset({"self", "problem", "mode", "source"})
 
@@ -51,7 +51,7 @@ class CudaTRLEnv:
     """
 
     _source: ClassVar[Any] = "builtin"
-    _mode: ClassVar[str] = "solve"
+    _mode: ClassVar[Mode] = "solve"
     _ids: ClassVar[list[str] | None] = None
     _groups: ClassVar[list[str] | None] = None
     _env_options: ClassVar[dict[str, Any]] = {}
@@ -221,9 +221,8 @@ class CudaTRLEnv:
                 env.close()
 
 
-def _check_options(mode: str, env_options: dict[str, Any]) -> None:
-    if mode not in MODES:
-        raise ModeError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+def _check_options(mode: Mode, env_options: dict[str, Any]) -> None:
+    check_mode(mode)
     from cudaenv.env.core import CudaEnv
 
     allowed = set(inspect.signature(CudaEnv.__init__).parameters) - _RESERVED
@@ -236,7 +235,7 @@ def _check_options(mode: str, env_options: dict[str, Any]) -> None:
 
 def environment_factory(
     source: Any = "builtin",
-    mode: str = "solve",
+    mode: Mode = "solve",
     *,
     ids: Iterable[str] | None = None,
     groups: Iterable[str] | None = None,
@@ -269,7 +268,7 @@ def environment_factory(
 
 def dataset_rows(
     source: Any = "builtin",
-    mode: str = "solve",
+    mode: Mode = "solve",
     ids: Iterable[str] | None = None,
     groups: Iterable[str] | None = None,
 ) -> list[dict[str, Any]]:
@@ -284,8 +283,7 @@ def dataset_rows(
     from cudaenv.env.instructions import SYSTEM_PROMPT
     from cudaenv.env.registration import make_suite
 
-    if mode not in MODES:
-        raise ModeError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    check_mode(mode)
     env = make_suite(source, ids=ids, groups=groups, mode=mode)
     try:
         task_ids = list(env.problems.ids)

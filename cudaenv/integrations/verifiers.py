@@ -31,7 +31,9 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from cudaenv.env.modes import check_mode
 from cudaenv.errors import MissingExtraError, ModeError, ProblemNotFoundError, SpecError
+from cudaenv.problems.model import Mode
 
 try:
     import verifiers.v1 as vf
@@ -65,7 +67,7 @@ class CudaTaskData(vf.TaskData):
     """One problem: its ``task_id``, the episode's ``mode`` and the suite ``source``."""
 
     task_id: str
-    mode: str = "solve"
+    mode: Mode = "solve"
     source: str = "builtin"
 
 
@@ -88,7 +90,7 @@ class CudaTasksetConfig(vf.TasksetConfig):
     source: str = "builtin"
     ids: list[str] | None = None
     groups: list[str] | None = None
-    mode: str = "solve"
+    mode: Mode = "solve"
 
 
 class CudaTaskset(vf.Taskset[CudaTask, CudaTasksetConfig]):
@@ -215,7 +217,7 @@ class CudaVfEnv(vf.Env[CudaVfEnvConfig]):
 def load_environment(
     source: str = "builtin",
     ids: list[str] | None = None,
-    mode: str = "solve",
+    mode: Mode = "solve",
     *,
     groups: list[str] | None = None,
     max_steps: int = 50,
@@ -235,6 +237,7 @@ def load_environment(
 
     from cudaenv.env.core import CudaEnv
 
+    check_mode(mode)  # a ModeError here, not the config's validation error
     allowed = set(inspect.signature(CudaEnv).parameters) - {"problem", "mode", "source"}
     if unknown := sorted(set(env_options) - allowed):
         raise SpecError(

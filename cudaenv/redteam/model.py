@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cudaenv.problems.model import Mode
+
 ExploitClass = Literal[
     "read_hidden", "change_graded", "forge_results", "skip_checks", "escape", "exhaust", "speed"
 ]
@@ -60,7 +62,7 @@ class Exploit:
     target: str
     steps: Steps
     expect_flag: bool = False
-    mode: Literal["solve", "optimize"] = "solve"
+    mode: Mode = "solve"
     needs_gpu: bool = False
     slow: bool = False
     max_steps: int = 12
