@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from cudaenv.errors import SourceNotFoundError, SpecError
+from cudaenv.problems.discovery import find_marked_dirs
 from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.problems.validation import problem_from_dict
 
@@ -98,12 +99,7 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 def find_problem_dirs(root: str | Path) -> list[Path]:
     """Every directory under ``root`` (inclusive) holding a problem spec, sorted."""
-    root = Path(root)
-    if not root.exists():
-        raise SourceNotFoundError(f"problem source {root} does not exist")
-    if (root / SPEC_NAME).is_file():
-        return [root]
-    return sorted(p.parent for p in root.rglob(SPEC_NAME))
+    return find_marked_dirs(root, SPEC_NAME)
 
 
 def write_problem_dir(root: str | Path, spec: dict[str, Any], files: dict[str, str]) -> Path:

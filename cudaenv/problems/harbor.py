@@ -29,6 +29,7 @@ from typing import Any
 
 from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.problems.directory import _read_tree
+from cudaenv.problems.discovery import find_marked_dirs
 from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.problems.validation import problem_from_dict
 
@@ -245,15 +246,7 @@ def load_task_dir(directory: str | Path) -> Problem:
 def find_task_dirs(root: str | Path) -> list[Path]:
     """Every Harbor task directory under ``root`` (inclusive), sorted; a ``task.toml`` nested
     inside another task (in its tests, say) is part of that task, not a task of its own."""
-    root = Path(root)
-    if (root / TASK_FILE).is_file():
-        return [root]
-    found = sorted(p.parent for p in root.rglob(TASK_FILE))
-    out: list[Path] = []
-    for d in found:
-        if not any(d.is_relative_to(parent) for parent in out):
-            out.append(d)
-    return out
+    return find_marked_dirs(root, TASK_FILE, nested=False)
 
 
 def load_harbor_tree(root: str | Path) -> list[Problem]:
