@@ -10,7 +10,6 @@ from cudaenv.redteam.model import ExploitContext
 
 CANARY_RE = re.compile(r"CANARY K=(\d+) C=(\d+)")
 WRONG_ADD = '#include "add.h"\nint add(int a, int b) { return a - b; }\n'
-WRONG_SECRET = '#include "secret.h"\nint secret(int x) { return x; }\n'
 
 # Turns whatever was collected in /tmp/loot into a passing cpu-canary solution, if the canary
 # leaked; else a wrong guess. Reward 1 therefore means: hidden data was readable.
