@@ -11,8 +11,9 @@ import cudaenv
 from cudaenv.grading import ccache
 from cudaenv.grading._nvcc_shim import plan
 from cudaenv.problems import load_suite
-from cudaenv.sandbox import make_sandbox
+from cudaenv.sandbox import Sandbox, make_sandbox
 from tests.conftest import CPU_HEADER, CPU_TEST, write_problem
+from tests.grading.local_box import LocalBox
 
 needs_ccache = pytest.mark.skipif(
     ccache.ccache_binary() is None or ccache.real_nvcc() is None,
@@ -160,6 +161,59 @@ def test_image_toolchains_get_their_own_cache(tmp_path: Path, monkeypatch) -> No
 def test_off_switch_covers_every_toolchain(monkeypatch: pytest.MonkeyPatch, host: bool) -> None:
     monkeypatch.setenv("CUDAENV_CCACHE", "0")
     assert ccache.for_build("nvcc -o t a.cu", {}, [], host=host) is None
+
+
+class SiblingAsked(LocalBox):
+    """A grading sandbox that records each ``compile_sibling`` request and answers it with
+    ``sibling()`` (a real sandbox, or None)."""
+
+    requests: list[tuple[list[str], list[str]]] = []
+
+    def sibling(self) -> Sandbox | None:
+        return None
+
+    def compile_sibling(self, *, rw_binds: list[str], ro_binds: list[str]) -> Sandbox | None:
+        self.requests.append((rw_binds, ro_binds))
+        return self.sibling()
+
+
+@needs_ccache
+def test_the_build_asks_the_grading_sandbox_for_a_sibling(nvcc_problem, monkeypatch) -> None:
+    """From a problem's second build on, the grader asks the grading sandbox for a compile-only
+    sibling with the cache writable and the shim read-only, builds there (through ccache) and
+    moves the outputs over; ``compiler_cache=False`` never asks. (The sibling here is an
+    rlimits sandbox, which sees the host's paths: the binds are checked, not enforced.)"""
+    requests: list[tuple[list[str], list[str]]] = []
+    monkeypatch.setattr(SiblingAsked, "requests", requests)
+    monkeypatch.setattr(SiblingAsked, "sibling", lambda self: make_sandbox(isolation="rlimits"))
+    for i in range(3):
+        v = cudaenv.grade(
+            nvcc_problem,
+            {"solution.cu": SOLUTION_CU.format(zero=f"{i} - {i}")},
+            sandbox=SiblingAsked,
+        )
+        assert v.passed is True, v.stages["build"].output_tail or v.stages["test"].output_tail
+    assert requests == [([str(ccache.cache_root())], [str(ccache.shim_dir())])] * 2
+    assert ccache.stats() == {"direct_cache_hit": 1, "preprocessed_cache_hit": 0, "cache_miss": 1}
+    v = cudaenv.grade(
+        nvcc_problem, {"solution.cu": SOLUTION_CU.format(zero="9 - 9")}, compiler_cache=False
+    )
+    assert v.passed is True and len(requests) == 2
+
+
+@needs_ccache
+def test_no_sibling_builds_plainly(nvcc_problem, monkeypatch) -> None:
+    """A sandbox that cannot make a sibling (``compile_sibling`` returns None) builds in
+    itself, without the cache."""
+    requests: list[tuple[list[str], list[str]]] = []
+    monkeypatch.setattr(SiblingAsked, "requests", requests)
+    for i in range(3):
+        v = cudaenv.grade(
+            nvcc_problem, {"solution.cu": SOLUTION_CU.format(zero=f"{i} * 0")}, sandbox=SiblingAsked
+        )
+        assert v.passed is True, v.stages["build"].output_tail
+    assert len(requests) == 2
+    assert ccache.stats() == {"direct_cache_hit": 0, "preprocessed_cache_hit": 0, "cache_miss": 0}
 
 
 @needs_ccache
