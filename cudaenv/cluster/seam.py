@@ -1,0 +1,188 @@
+"""The one seam between the cluster and grading: which work needs an exclusive device, the
+part of a grade an episode worker runs, and the part a grader runs.
+
+Why one narrow module: ``cudaenv/grading/`` is being restructured, so the cluster depends on
+its public calls only (:func:`~cudaenv.grading.grader.grade`, ``assemble``, the build cache's
+key), here. ``grade()`` has no split between the build path and the exclusive stages yet, so:
+
+- :func:`build_stages` (episode worker, CPU, no device): ``grade()`` without benchmark or
+  sanitizer, with the GPU hidden (``CUDAENV_FORCE_NO_GPU`` is set in episode workers): static
+  checks, build, toolchain checks, and the tests of a problem that needs no GPU. A failure
+  there is final and never waits for a device. Otherwise the build-cache entries of the
+  solution (and, when the baseline has not been timed anywhere yet, of the baseline) are
+  shipped with the work (:mod:`cudaenv.cluster.artifacts`).
+- :func:`run_exclusive_stages` (grader, holding its device): the shipped builds go into the
+  grader node's build cache, then ``grade()`` in full, whose build is a cache restore (no
+  compiler runs) and whose test, sanitizer and benchmark stages run on the grader's device.
+
+The split ``grade()`` should offer (see ``docs/CLUSTER.md``) would remove the repeated static,
+toolchain and (CPU problems) test stages from the grader's exclusive time.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cudaenv.cluster.artifacts import ShippedBuild, export_build, import_build
+from cudaenv.grading.build_cache import build_key
+from cudaenv.grading.grader import grade
+from cudaenv.grading.verdict import Verdict
+from cudaenv.grading.workspace import SolutionInput, assemble
+from cudaenv.problems.model import Mode, Problem, SourceFile
+from cudaenv.sandbox import make_sandbox
+from cudaenv.sandbox.base import Sandbox
+
+Kind = Literal["gpu", "cpu"]
+SandboxSpec = str | Callable[[], Sandbox]
+NO_GPU_ENV = "CUDAENV_FORCE_NO_GPU"  # toolkit.gpu_info() answers None while it is "1"
+
+
+@dataclass
+class GradeCall:
+    """One ``grade()`` call as data (what the env would have called), to run elsewhere."""
+
+    problem: Problem
+    files: list[SourceFile]
+    mode: Mode = "solve"
+    sandbox: SandboxSpec = "local"
+    sandbox_options: dict[str, Any] | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # grade()'s other keywords
+
+    @property
+    def timed(self) -> bool:
+        """Whether this grade benchmarks (grade()'s default: in optimize mode)."""
+        bench = self.options.get("benchmark")
+        bench = self.mode == "optimize" if bench is None else bool(bench)
+        return bench and bool(self.problem.benchmark_command)
+
+    def run(self, files: SolutionInput | None = None, **overrides: Any) -> Verdict:
+        opts = {**self.options, **overrides}
+        return grade(
+            self.problem,
+            self.files if files is None else files,
+            mode=self.mode,
+            sandbox=self.sandbox,
+            sandbox_options=None if callable(self.sandbox) else self.sandbox_options,
+            **opts,
+        )
+
+
+@dataclass
+class ExclusiveWork:
+    """What a grader runs: the call, the builds shipped with it, and its place in the queue.
+    ``call`` None is an empty exclusive stage (the scheduler's overhead, measured alone)."""
+
+    kind: Kind
+    call: GradeCall | None
+    episode: str = ""  # the episode's key, for the status table
+    priority: int = 1
+    builds: list[Any] = field(default_factory=list)  # ObjectRefs of ShippedBuild (or models)
+    before_s: float = 0.0  # the worker's part of the grade
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    @property
+    def problem_key(self) -> str:
+        return self.call.problem.task_id if self.call is not None else ""
+
+
+def route(call: GradeCall, served: set[str]) -> Kind | None:
+    """The grader kind ``call`` needs, or None: graded on the worker, start to end.
+
+    A problem that runs on a GPU (its tests, or a cuda_python problem's) goes to a GPU
+    grader when the cluster has one; without one it is graded as on any machine without a
+    GPU (GPU stages skipped, or numba-cuda's simulator). A benchmarked problem that needs
+    no GPU goes to a CPU grader (or a GPU grader when there is no CPU grader): its timing
+    must not share the machine either. Everything else never waits for a grader.
+    """
+    p = call.problem
+    if p.needs_gpu or p.problem_type == "cuda_python":
+        return "gpu" if "gpu" in served else None
+    if call.timed:
+        for kind in ("cpu", "gpu"):
+            if kind in served:
+                return kind  # type: ignore[return-value]
+    return None
+
+
+class _NotingBoxes:
+    """The factory handed to ``grade()``: the call's sandboxes, each one's toolchain noted
+    (a build-cache key includes it)."""
+
+    def __init__(self, call: GradeCall) -> None:
+        opts = dict(call.sandbox_options or {})
+        spec = call.sandbox
+        self._make = spec if callable(spec) else (lambda: make_sandbox(spec, **opts))
+        self.toolchains: list[str] = []
+
+    def __call__(self) -> Sandbox:
+        box = self._make()
+        self.toolchains.append(box.toolchain_id)
+        return box
+
+
+def _shipped(problem: Problem, files: SolutionInput, toolchains: list[str]) -> ShippedBuild | None:
+    if not problem.build_command or not toolchains:
+        return None
+    graded = assemble(problem, files).all
+    key = build_key(graded, problem.build_command, problem.problem_type, toolchains[0])
+    return export_build(key)
+
+
+def build_stages(
+    call: GradeCall, kind: Kind | None, *, baseline_known: bool = True
+) -> tuple[Verdict | None, list[ShippedBuild], float]:
+    """The worker's part: a final Verdict (graded here, or failed before any device was
+    needed), or None and the builds to ship with the exclusive work; and its seconds.
+
+    ``baseline_known``: the baseline is timed for this problem somewhere in the cluster
+    already; else it is built here too, so the grader that times it compiles nothing.
+    """
+    started = time.perf_counter()
+    if kind is None:
+        return call.run(), [], time.perf_counter() - started
+    if call.problem.problem_type == "cuda_python":  # no build to ship; the grader does it all
+        return None, [], time.perf_counter() - started
+    boxes = _NotingBoxes(call)
+    first = GradeCall(
+        call.problem, call.files, call.mode, boxes, None, {**call.options, "benchmark": False}
+    )
+    verdict = first.run(sanitizer=False)
+    if verdict.passed is False or verdict.failure is not None:
+        return verdict, [], time.perf_counter() - started
+    builds = [b for b in [_shipped(call.problem, call.files, boxes.toolchains)] if b]
+    base = call.problem.baseline_solution
+    if call.timed and base is not None and not baseline_known:
+        base_boxes = _NotingBoxes(call)
+        base_call = GradeCall(call.problem, [], call.mode, base_boxes, None, {})
+        built = base_call.run(base, benchmark=False, check_references=False, sanitizer=False)
+        if built.compiled:
+            builds += [b for b in [_shipped(call.problem, base, base_boxes.toolchains)] if b]
+    return None, builds, time.perf_counter() - started
+
+
+def install_builds(builds: list[ShippedBuild]) -> int:
+    """Put shipped builds into this node's build cache; how many are there now."""
+    return sum(import_build(b) for b in builds)
+
+
+def run_exclusive_stages(
+    call: GradeCall, *, before_s: float = 0.0, sandbox_options: Mapping[str, Any] | None = None
+) -> Verdict:
+    """The grader's part (its device held): ``grade()`` in full; the build restores the
+    shipped binaries. ``sandbox_options`` replace the call's (a docker grader's ``gpus``)."""
+    opts = call.sandbox_options if sandbox_options is None else dict(sandbox_options)
+    here = GradeCall(call.problem, call.files, call.mode, call.sandbox, opts, call.options)
+    verdict = here.run()
+    verdict.seconds = round(verdict.seconds + before_s, 4)
+    return verdict
+
+
+def infrastructure_verdict(call: GradeCall | None, reason: str) -> Verdict:
+    """A grade the machinery could not finish: masked (``failure="infrastructure"``), never 0."""
+    task = call.problem.task_id if call is not None else "?"
+    mode = call.mode if call is not None else "solve"
+    return Verdict(task_id=task, mode=mode, passed=None, failure="infrastructure", reason=reason)

@@ -1,0 +1,163 @@
+"""Episode workers: CPU actors anywhere in the cluster that run whole episodes (agent turns,
+sandboxes, builds) and hand only the exclusive grading stages to the grading service.
+
+A worker hides the GPU from itself (``CUDAENV_FORCE_NO_GPU=1``): nothing it runs may use a
+device a grader owns. Its episodes' envs are :class:`ClusterEnv`, a :class:`CudaEnv` whose
+grading goes through :func:`grade_on_cluster` instead of calling ``grade()`` in place.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from cudaenv.cluster.seam import (
+    NO_GPU_ENV,
+    ExclusiveWork,
+    GradeCall,
+    build_stages,
+    infrastructure_verdict,
+    route,
+)
+from cudaenv.env.core import CudaEnv
+from cudaenv.errors import SandboxError
+from cudaenv.grading.verdict import Verdict
+from cudaenv.problems.model import Problem
+from cudaenv.rollout.episode import (
+    AgentSpec,
+    EpisodeResult,
+    Job,
+    infrastructure_result,
+    resolve_agent,
+    run_job,
+)
+
+Router = Callable[[GradeCall], Verdict]
+
+
+class ClusterEnv(CudaEnv):
+    """A CudaEnv that grades through ``router``: the same freeze, collection and sandbox
+    close as :meth:`CudaEnv._grade`, then the call is routed instead of run here.
+
+    Until :class:`CudaEnv` takes a ``grader=`` callable (see ``docs/CLUSTER.md``), this
+    overrides its private ``_grade``; that is the one place the cluster reaches into the env.
+    """
+
+    def __init__(self, problem: Problem | str, *, router: Router, **options: Any) -> None:
+        super().__init__(problem, **options)
+        self._router = router
+
+    def _grade(self) -> Verdict:
+        try:
+            self.sandbox.kill_processes()  # freeze first, as CudaEnv does
+            files = self.workspace_solution()
+        except SandboxError as exc:
+            return infrastructure_verdict(
+                GradeCall(self.problem, [], self.mode), f"could not collect the workspace: {exc}"
+            )
+        self._close_sandbox()
+        sandbox = self._grading_sandbox
+        options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
+        call = GradeCall(
+            problem=self.problem,
+            files=files,
+            mode=self.mode,  # type: ignore[arg-type]
+            sandbox=sandbox,
+            sandbox_options=None if callable(sandbox) else options,
+            options=dict(self.grade_options),
+        )
+        try:
+            return self._router(call)
+        except Exception as exc:  # the service, never the agent: mask, don't score
+            return infrastructure_verdict(call, f"grading raised {type(exc).__name__}: {exc}")
+
+
+def grade_on_cluster(
+    call: GradeCall,
+    *,
+    scheduler: Any,
+    store: Any,
+    served: set[str],
+    episode: str = "",
+    priority: int = 1,
+) -> Verdict:
+    """Grade ``call`` on the cluster: here when it needs no exclusive device (or its part
+    before one), then on a grader of the kind it needs; blocks until the verdict is in."""
+    from cudaenv.cluster._ray import ray
+
+    r = ray()
+    kind = route(call, served)
+    known = True
+    if kind is not None and call.timed and call.problem.baseline_solution is not None:
+        known = bool(r.get(store.knows.remote(call.problem.content_hash())))
+    verdict, builds, seconds = build_stages(call, kind, baseline_known=known)
+    if verdict is not None or kind is None:
+        return verdict or infrastructure_verdict(call, "no verdict")
+    work = ExclusiveWork(
+        kind=kind,
+        call=call,
+        episode=episode,
+        priority=priority,
+        builds=[r.put(b) for b in builds],  # fetched by the grader only on a cache miss
+        before_s=seconds,
+    )
+    outcome = r.get(scheduler.submit.remote(work))
+    return outcome.verdict or infrastructure_verdict(call, "the grader returned no verdict")
+
+
+class EpisodeWorker:
+    """The actor body: a threaded actor, one agent per thread, one env per episode."""
+
+    def __init__(
+        self,
+        agent_spec: AgentSpec,
+        env_options: Mapping[str, Any],
+        name: str,
+        scheduler: Any,
+        store: Any,
+        served: list[str],
+    ) -> None:
+        os.environ[NO_GPU_ENV] = "1"  # a grader's device is never used from here
+        self.spec = agent_spec
+        self.env_options = dict(env_options)
+        self.name = name
+        self.scheduler = scheduler
+        self.store = store
+        self.served = set(served)
+        self._local = threading.local()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def node_id(self) -> str:
+        from cudaenv.cluster._ray import ray
+
+        return str(ray().get_runtime_context().get_node_id())
+
+    def run(self, job: Job, priority: int = 1) -> EpisodeResult:
+        agent = getattr(self._local, "agent", None)
+        if agent is None:
+            agent = self._local.agent = resolve_agent(self.spec)
+
+        def router(call: GradeCall) -> Verdict:
+            return grade_on_cluster(
+                call,
+                scheduler=self.scheduler,
+                store=self.store,
+                served=self.served,
+                episode=job.key,
+                priority=priority,
+            )
+
+        worker = f"{self.name}:{os.getpid()}"
+        try:
+            env = ClusterEnv(job.problem, router=router, **self.env_options)
+        except Exception as exc:  # a bad option, a sandbox that cannot start: not the agent's
+            why = f"could not make the env: {type(exc).__name__}: {exc}"[:4000]
+            return infrastructure_result(job, why, worker=worker)
+        try:
+            return run_job(agent, job, self.env_options, env=env, worker=worker)
+        finally:
+            env.close()
