@@ -133,7 +133,7 @@ class Grader:
                 baseline = None
                 verdict = infrastructure_verdict(work.call, f"grader {self.name}: {exc}"[:2000])
             end = time.monotonic()
-            task = work.call.problem.task_id if work.call is not None else ""
+            task = work.problem_key
             interval = Interval(
                 work=work.id, episode=work.episode, task_id=task, start=start, end=end
             )

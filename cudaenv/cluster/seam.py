@@ -82,11 +82,12 @@ class ExclusiveWork:
     priority: int = 1
     builds: list[Any] = field(default_factory=list)  # ObjectRefs of ShippedBuild (or models)
     before_s: float = 0.0  # the worker's part of the grade
+    task: str = ""  # the problem an empty stage stands for (queue fairness)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
     @property
     def problem_key(self) -> str:
-        return self.call.problem.task_id if self.call is not None else ""
+        return self.call.problem.task_id if self.call is not None else self.task
 
 
 def route(call: GradeCall, served: set[str]) -> Kind | None:
