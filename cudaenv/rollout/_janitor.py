@@ -101,13 +101,9 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(OSError):
                 os.kill(owner.pid, signal.SIGKILL)
         time.sleep(0.05)
-    from cudaenv.sandbox.local import sweep_stale_sandboxes
+    from cudaenv.sandbox import reap_orphans
 
-    sweep_stale_sandboxes()
-    with contextlib.suppress(Exception):  # no docker SDK, no engine: nothing of ours to reap
-        from cudaenv.sandbox.docker import reap_orphans
-
-        reap_orphans()
+    reap_orphans()  # every backend's sandboxes of dead owners (an unreachable one: none)
     return 0
 
 
