@@ -19,10 +19,21 @@ from typing import Any
 
 from cudaenv.redteam.fixtures import LoopbackService, fixture_suite
 from cudaenv.redteam.model import RESET, Exploit, ExploitContext, RedteamResult
-from cudaenv.sandbox.base import Sandbox, SandboxLimits
+from cudaenv.sandbox import Sandbox, SandboxLimits, make_sandbox, sandbox_options
 
 DEFAULT_IMAGE = "cudaenv-sandbox-test:latest"
+IMAGE_ENV = "CUDAENV_REDTEAM_IMAGE"
 MIN_FREE_DISK_BYTES = 512 << 20
+#: the agent sandbox's options by backend, from the run's isolation: a container of the
+#: red-team image with small tmpfs mounts; a local sandbox with that isolation
+AGENT_SANDBOX_OPTIONS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "docker": lambda isolation: {
+        "image": os.environ.get(IMAGE_ENV, DEFAULT_IMAGE),
+        "workspace_mb": 1024,
+        "tmp_mb": 512,
+    },
+    "local": lambda isolation: {"isolation": isolation},
+}
 
 
 def _problem(target: str) -> Any:
@@ -39,19 +50,14 @@ def _problem(target: str) -> Any:
 def _agent_sandbox(
     backend: str, limits: SandboxLimits | None, isolation: str = "bubblewrap"
 ) -> Callable[[], Sandbox]:
-    if backend == "docker":
-        from cudaenv.sandbox.docker import DockerSandbox
-
-        image = os.environ.get("CUDAENV_REDTEAM_IMAGE", DEFAULT_IMAGE)
-        opts: dict[str, Any] = {"image": image, "workspace_mb": 1024, "tmp_mb": 512}
-        if limits is not None:
-            opts["limits"] = limits
-        return lambda: DockerSandbox(**opts)
-    if backend == "local":
-        from cudaenv.sandbox.local import LocalSandbox
-
-        return lambda: LocalSandbox(limits=limits, isolation=isolation)  # type: ignore[arg-type]
-    raise ValueError(f"unknown sandbox {backend!r}; choose local or docker")
+    """A factory of the exploit's agent sandboxes; SpecError now for an unknown backend or
+    options it refuses."""
+    row = AGENT_SANDBOX_OPTIONS.get(backend)
+    opts = row(isolation) if row is not None else {}
+    if limits is not None:
+        opts["limits"] = limits
+    validated = sandbox_options(backend, opts)
+    return lambda: make_sandbox(validated)
 
 
 def _survivors(marker: str) -> list[int]:
