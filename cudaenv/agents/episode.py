@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from cudaenv.env.trajectory import Trajectory
 
 NUDGE = "Please call a tool; call `submit` when you are done."
-SUBMIT: dict[str, Any] = {"tool": "submit", "args": {}}
 
 
 class Episode:
@@ -85,13 +84,10 @@ class Episode:
 
     @property
     def must_submit(self) -> bool:
-        """The agent ended the episode: the workspace is submitted and graded, as is."""
+        """The agent ended the episode: the workspace is submitted and graded, as is, with
+        ``env.submit(truncation_reason=end_reason)``."""
         return not self.done
 
     def finish(self) -> Trajectory:
-        """The trajectory, marked truncated with the agent's reason when it ended the run."""
-        traj = self.env.trajectory
-        if traj is not None and self.end_reason is not None:
-            traj.terminated, traj.truncated = False, True
-            traj.truncation_reason = self.end_reason
+        """The trajectory with the agent's name and usage."""
         return finish_trajectory(self.env, self.agent.name, self.usage)

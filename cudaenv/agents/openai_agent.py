@@ -28,7 +28,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
-from cudaenv.agents.episode import NUDGE, SUBMIT, Episode
+from cudaenv.agents.episode import NUDGE, Episode
 from cudaenv.agents.turns import TRAINING_EXTRA_BODY
 from cudaenv.env.tokens import count_tokens
 from cudaenv.errors import AgentError, MissingExtraError, SpecError
@@ -274,7 +274,7 @@ class OpenAIAgent:
                 if ep.observe(call, env.step(call)):
                     break
         if ep.must_submit:
-            env.step(SUBMIT)
+            env.submit(truncation_reason=ep.end_reason)
         return ep.finish()
 
     async def arun(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
@@ -291,7 +291,7 @@ class OpenAIAgent:
                 if ep.observe(call, await _call(env, "step", call)):
                     break
         if ep.must_submit:
-            await _call(env, "step", SUBMIT)
+            await _call(env, "submit", truncation_reason=ep.end_reason)
         return ep.finish()
 
 

@@ -152,6 +152,7 @@ def test_turn_budget_submits_and_marks_truncated(cpu_problem) -> None:
     with ScriptedServer([], default=text("thinking...")) as srv:
         traj = openai_agent(srv, max_turns=3).run(cudaenv.make(cpu_problem))
     assert len(srv.requests) == 3 and traj.truncated and traj.truncation_reason == "max_turns"
+    assert not traj.terminated and traj.steps[-1].tool == "submit"
     assert traj.verdict is not None and traj.reward == 0.0 and traj.usage["turns"] == 3
 
 
