@@ -1,5 +1,6 @@
 // Hidden harness for reduce-sum: *out = sum of x[0..n).
 #include <cmath>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,30 @@
 #include "reduce_sum.h"
 
 static char g_token[160];
+
+// CUDAENV_BENCH_SEED: the grader's fresh seed for each benchmark round (a decimal integer).
+// main reads it once, before any solution code runs, and unsets it; run_perf XORs the result
+// into every seed of its inputs, so each round draws new values of the same sizes and
+// distribution. Absent or malformed: 0, so a --perf run by hand keeps the fixed inputs.
+static uint64_t bench_seed()
+{
+    const char* text = getenv("CUDAENV_BENCH_SEED");
+    uint64_t h = 0;
+    if (text != nullptr && *text >= '0' && *text <= '9') {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long v = strtoull(text, &end, 10);
+        if (errno == 0 && *end == '\0') {  // splitmix64 of the seed: every bit depends on it
+            h = (uint64_t)v + 0x9E3779B97F4A7C15ull;
+            h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+            h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+            h ^= h >> 31;
+        }
+    }
+    unsetenv("CUDAENV_BENCH_SEED");
+    return h;
+}
+static uint64_t g_bench_mix = 0;  // bench_seed(), set once in main
 
 #define CK(call)                                                                        \
     do {                                                                                \
@@ -120,7 +145,7 @@ static int run_tests() {
 static int run_perf() {
     const int N = 1 << 26;
     const int R = 8;  // timed calls, each on a different sub-range and output slot
-    std::vector<float> h = uniform((size_t)N, -0.5f, 1.0f, 99);
+    std::vector<float> h = uniform((size_t)N, -0.5f, 1.0f, 99 ^ g_bench_mix);
     float *dx, *dout, *dwarm;
     CK(cudaMalloc(&dx, (size_t)N * 4));
     CK(cudaMalloc(&dout, R * 4));
@@ -153,6 +178,7 @@ int main(int argc, char** argv) {
     const char* tok = getenv("CUDAENV_COMPLETION_TOKEN");
     snprintf(g_token, sizeof g_token, "%s", tok ? tok : "");
     unsetenv("CUDAENV_COMPLETION_TOKEN");
+    g_bench_mix = bench_seed();
     bool perf = argc > 1 && strcmp(argv[1], "--perf") == 0;
     int rc = perf ? run_perf() : run_tests();
     if (rc != 0) { fprintf(stderr, "FAILED\n"); return 1; }
