@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from cudaenv.sandbox._owners import Owner, boot_id, proc_start
+from cudaenv.sandbox import Owner, boot_id, proc_start
 
 __all__ = ["start"]
 

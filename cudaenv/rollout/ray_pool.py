@@ -81,7 +81,26 @@ def init_ray(address: str | None = None, **kwargs: Any) -> None:
     if runtime_env:
         opts["runtime_env"] = runtime_env
     opts.update(kwargs)
-    ray.init(address=address, **opts)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            ray.init(address=address, **opts)
+            return
+        except Exception as exc:
+            if attempt == START_ATTEMPTS or not _start_timed_out(exc, address):
+                raise
+            ray.shutdown()  # the half-started node's processes, then a fresh start
+
+
+#: starts of a local Ray node tried before giving up (a loaded host can miss Ray's fixed 30 s
+#: wait for its raylet to register; CI saw it at a load average of 12 on 2 cores)
+START_ATTEMPTS = 3
+
+
+def _start_timed_out(exc: BaseException, address: str | None) -> bool:
+    """Whether ``ray.init`` failed only because a node it started here was slow to register
+    (joining an existing cluster is not retried: that failure is the cluster's answer)."""
+    local = address in (None, "local")
+    return local and "timed out during startup" in str(exc)
 
 
 class EpisodeWorker:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from cudaenv.errors import SpecError
+from cudaenv.sandbox._owners import Owner, boot_id, proc_start
 from cudaenv.sandbox._strays import pid_alive
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
 from cudaenv.sandbox.options import DockerOptions, LocalOptions, SandboxOptions, spec_error
@@ -24,13 +25,16 @@ __all__ = [
     "DockerOptions",
     "ExecResult",
     "LocalOptions",
+    "Owner",
     "Sandbox",
     "SandboxLimits",
     "SandboxOptions",
+    "boot_id",
     "check_isolation",
     "gpu_access",
     "make_sandbox",
     "pid_alive",
+    "proc_start",
     "reap_orphans",
     "sandbox_options",
 ]
