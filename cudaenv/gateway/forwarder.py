@@ -54,6 +54,10 @@ async def serve(path: str, sock: socket.socket) -> None:
     """Relay every connection accepted on ``sock`` to the Unix socket ``path``, forever."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("socket")
+        if peer is not None:  # asyncio leaves Nagle on for a socket made with proto 0:
+            with contextlib.suppress(OSError):  # a small write would wait for a delayed ACK
+                peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         await _relay(path, reader, writer)
 
     server = await asyncio.start_server(handle, sock=sock, limit=CHUNK)
