@@ -12,6 +12,10 @@ from cudaenv.families.base import Family
 FAMILIES: dict[str, str] = {
     "reduce-axis": "cudaenv.families.reduce_axis:ReduceAxis",
     "py-reduce-axis": "cudaenv.families.py_reduce_axis:PyReduceAxis",
+    "elementwise": "cudaenv.families.elementwise:Elementwise",
+    "py-elementwise": "cudaenv.families.py_elementwise:PyElementwise",
+    "rownorm": "cudaenv.families.rownorm:RowNorm",
+    "py-rownorm": "cudaenv.families.py_rownorm:PyRowNorm",
 }
 
 

@@ -61,6 +61,13 @@ def rewrite_launches(src: str) -> str:
     out, pos = [], 0
     while (at := src.find("<<<", pos)) >= 0:
         name_start = at
+        if src[name_start - 1] == ">":  # a template kernel: name<args><<<...
+            depth = 0
+            while True:
+                name_start -= 1
+                depth += {">": 1, "<": -1}.get(src[name_start], 0)
+                if depth == 0:
+                    break
         while name_start > 0 and (src[name_start - 1].isalnum() or src[name_start - 1] == "_"):
             name_start -= 1
         end_cfg = src.index(">>>", at)
@@ -72,6 +79,8 @@ def rewrite_launches(src: str) -> str:
         args = src[paren + 1 : close - 1]
         name = src[name_start:at]
         out.append(src[pos:name_start])
+        if "<" in name:  # the macro would split template arguments at their commas
+            name = f"({name})"
         out.append(f"CUEMU_LAUNCH({name}, ({cfg[0].strip()}), ({cfg[1].strip()}), {args})")
         pos = close
     out.append(src[pos:])

@@ -1,0 +1,343 @@
+"""elementwise (cuda_cpp): a fused element-wise expression of one to three inputs over a
+``rows x cols`` matrix, inputs broadcast as full matrices, row vectors or column vectors;
+float, double, or half with float math. The tolerance is twice a forward error bound the host
+reference computes node by node (see :mod:`cudaenv.families.expr`)."""
+
+from __future__ import annotations
+
+import random
+
+from cudaenv.errors import SpecError
+from cudaenv.families import cpp, cpp_harness, expr
+from cudaenv.families.base import Family, Mutant, Params, Parts
+
+DTYPES = ("f32", "f64", "f16")
+BCAST = ("full", "row", "col")
+FN = "fused_elementwise"
+SHAPES = [(0, 7), (1, 1), (1, 33), (3, 5), (7, 32), (5, 1000), (64, 257), (1000, 1),
+          (20000, 3), (3, 100003), (300, 4099), (1024, 1024)]  # fmt: skip
+PERF = (4096, 4096)
+CALLS = 5
+DT = {"f32": "fp32", "f64": "fp64", "f16": "fp32"}  # half data, float math
+
+
+def compute_type(dtype: str) -> tuple[str, float]:
+    """The type the expression is evaluated in, and its unit roundoff."""
+    return ("double", 2.0**-53) if dtype == "f64" else ("float", 2.0**-24)
+
+
+def draw_params(rng: random.Random, dtypes: tuple[str, ...]) -> Params:
+    depth = rng.choice((1, 2, 2, 3, 3))
+    n = rng.choice((1, 2, 2, 3, 3)[: 3 if depth == 1 else 5])
+    bcast = ["full"] + [rng.choice(BCAST) for _ in range(n - 1)]
+    return {"dtype": rng.choice(dtypes), "expr": expr.draw(rng, n, depth), "bcast": bcast}
+
+
+def check_params(name: str, params: Params, dtypes: tuple[str, ...]) -> Params:
+    bc = params.get("bcast")
+    tree = params.get("expr")
+    if (
+        params.get("dtype") not in dtypes
+        or not isinstance(bc, list)
+        or not bc
+        or bc[0] != "full"
+        or any(b not in BCAST for b in bc)
+        or expr.leaves(tree) != {f"x{i}" for i in range(len(bc))}
+        or set(params) != {"dtype", "expr", "bcast"}
+    ):
+        raise SpecError(f"not a {name} parameter set: {params}", field="params")
+    return params
+
+
+def index(kind: str) -> str:
+    # the axis mutant indexes a broadcast vector by the other coordinate (wrapped)
+    return {"full": "i", "row": "c", "col": "r", "row-wrong": "r % cols", "col-wrong": "c % rows"}[
+        kind
+    ]
+
+
+def _size(kind: str) -> str:
+    return {"full": "(size_t)rows * cols", "row": "(size_t)cols", "col": "(size_t)rows"}[kind]
+
+
+def difficulty(params: Params) -> str:
+    score = expr.depth(params["expr"]) - 1 + (params["dtype"] == "f16")
+    score += any(b != "full" for b in params["bcast"])
+    return "easy" if score <= 1 else "medium" if score <= 2 else "hard"
+
+
+def _signature(params: Params, ct: cpp.CType) -> str:
+    ins = "".join(f"const {ct.dev}* x{i}, " for i in range(len(params["bcast"])))
+    return f"void {FN}({ins}{ct.dev}* out, int rows, int cols)"
+
+
+def _kernel(params: Params, ct: cpp.CType, *, tree: object = None, bug: str | None = None) -> str:
+    tree = tree if tree is not None else params["expr"]
+    comp, _ = compute_type(params["dtype"])
+    wrap = ""
+    pre = ""
+    if bug == "precision":
+        if params["dtype"] == "f64":
+            comp = "float"
+        else:
+            wrap, pre = (
+                "rnd",
+                "__device__ __forceinline__ float rnd(float v) { return __half2float(__float2half_rn(v)); }\n",
+            )
+    bc = list(params["bcast"])
+    if bug == "axis":
+        k = next(i for i, b in enumerate(bc) if b != "full")
+        bc[k] = bc[k] + "-wrong"
+    loads = "".join(
+        f"            const C v{i} = (C){ct.to_acc(f'x{i}[{index(b)}]')};\n"
+        for i, b in enumerate(bc)
+    )
+    params_list = "".join(f"const T* __restrict__ x{i}, " for i in range(len(bc)))
+    args = "".join(f"x{i}, " for i in range(len(bc)))
+    end = "(cols & ~31)" if bug == "tail" else "cols"
+    rows_end = "rows - 1" if bug == "boundary" else "rows"
+    half = ct.key == "f16" or wrap
+    return f"""#include <cmath>
+#include <cuda_runtime.h>
+{"#include <cuda_fp16.h>" if half else ""}
+#include "{FN}.h"
+
+// out = {expr.math_text(params["expr"])}, evaluated in {comp}.
+typedef {ct.dev} T;
+typedef {comp} C;
+constexpr int kThreads = 256;
+{pre}
+// Blocks of 256 adjacent columns; blockIdx.y (grid-strided) walks the rows.
+__global__ void __launch_bounds__(kThreads)
+ew_kernel({params_list}T* __restrict__ out, int rows, int cols) {{
+    for (int r = blockIdx.y; r < {rows_end}; r += gridDim.y) {{
+        for (int c = blockIdx.x * kThreads + threadIdx.x; c < {end}; c += gridDim.x * kThreads) {{
+            const size_t i = (size_t)r * cols + c;
+            (void)i;
+{loads}            out[i] = {ct.from_acc("(" + ct.acc + ")(" + expr.device(tree, "C", wrap) + ")")};
+        }}
+    }}
+}}
+
+{_signature(params, ct)} {{
+    if (rows <= 0 || cols <= 0) return;
+    int gx = (cols + kThreads - 1) / kThreads;
+    if (gx > 1024) gx = 1024;
+    const int gy = rows < 65535 ? rows : 65535;
+    ew_kernel<<<dim3(gx, gy), kThreads>>>({args}out, rows, cols);
+}}
+"""
+
+
+def _baseline(params: Params, ct: cpp.CType) -> str:
+    comp, _ = compute_type(params["dtype"])
+    bc = params["bcast"]
+    loads = "".join(
+        f"        const C v{i} = (C){ct.to_acc(f'x{i}[{index(b)}]')};\n" for i, b in enumerate(bc)
+    )
+    params_list = "".join(f"const T* x{i}, " for i in range(len(bc)))
+    args = "".join(f"x{i}, " for i in range(len(bc)))
+    return f"""#include <cmath>
+#include <cuda_runtime.h>
+{"#include <cuda_fp16.h>" if ct.key == "f16" else ""}
+#include "{FN}.h"
+
+// Naive baseline: one thread per row walks its columns (neighbouring threads touch addresses
+// a row apart, so no load is coalesced).
+typedef {ct.dev} T;
+typedef {comp} C;
+
+__global__ void naive({params_list}T* out, int rows, int cols) {{
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    for (int c = 0; c < cols; ++c) {{
+        const size_t i = (size_t)r * cols + c;
+        (void)i;
+{loads}        out[i] = {ct.from_acc("(" + ct.acc + ")(" + expr.device(params["expr"], "C") + ")")};
+    }}
+}}
+
+{_signature(params, ct)} {{
+    if (rows <= 0 || cols <= 0) return;
+    naive<<<(rows + 127) / 128, 128>>>({args}out, rows, cols);
+}}
+"""
+
+
+def _host_ref(params: Params, ct: cpp.CType) -> str:
+    _, u = compute_type(params["dtype"])
+    lines, v, e = expr.bound_code(params["expr"], "cpp")
+    ins = "".join(f"const {ct.host}* in{i}, " for i in range(len(params["bcast"])))
+    loads = "".join(
+        f"            const double x{i} = {ct.host_value(f'in{i}[{index(b)}]')};\n"
+        for i, b in enumerate(params["bcast"])
+    )
+    body = "\n".join(f"            {ln}" for ln in lines)
+    out_round = " + fabs(t) * 0x1p-11 + 0x1p-25" if ct.key == "f16" else ""
+    code = f"""
+// out = {expr.math_text(params["expr"])}: want the exact value, tol twice the forward error
+// bound of evaluating it in a type of unit roundoff U{" (and rounding the result to half)" if ct.key == "f16" else ""}.
+static void host_ew({ins}int rows, int cols, double* want, double* tol) {{
+    const double U = {u!r};
+    for (int r = 0; r < rows; ++r) {{
+        for (int c = 0; c < cols; ++c) {{
+            const size_t i = (size_t)r * cols + c;
+            (void)i;
+{loads}{body}
+            const double t = {v}, e = {e};
+            want[i] = t;
+            tol[i] = 2.0 * e{out_round} + 1e-300;
+        }}
+    }}
+}}
+"""
+    return cpp.host_ref_header("a fused element-wise expression", code, half=ct.key == "f16")
+
+
+def harness_spec(params: Params, ct: cpp.CType) -> cpp_harness.Spec:
+    bc = params["bcast"]
+    gen = ct.host_store("rng.uni(-2.0, 2.0)")
+    shown = "(double)host_h2f({})" if ct.key == "f16" else ""
+    inputs = [cpp_harness.Arr(f"x{i}", ct.host, ct.dev, _size(b), gen) for i, b in enumerate(bc)]
+    out = cpp_harness.Arr("out", ct.host, ct.dev, "(size_t)rows * cols", shown=shown)
+    ins = "".join(f"@x{i}@, " for i in range(len(bc)))
+    return cpp_harness.Spec(
+        vars=["rows", "cols"],
+        cases=[(f"case{i}", list(s), 0) for i, s in enumerate(SHAPES)],
+        inputs=inputs,
+        outputs=[out],
+        call=f"{FN}({ins}@out@, rows, cols)",
+        host_call=f"host_ew({ins}rows, cols, @want_out@, @tol_out@)",
+        perf=list(PERF),
+        calls=CALLS,
+    )
+
+
+def bcast_text(bc: list[str]) -> str:
+    out = []
+    for i, b in enumerate(bc):
+        out.append({
+            "full": f"`x{i}` is a full `rows x cols` matrix (element `(r, c)` at `x{i}[r * cols + c]`)",
+            "row": f"`x{i}` is a row vector of `cols` elements, the same for every row (`x{i}[c]`)",
+            "col": f"`x{i}` is a column vector of `rows` elements, the same for every column (`x{i}[r]`)",
+        }[b])  # fmt: skip
+    return "; ".join(out)
+
+
+def tolerance_text(params: Params) -> str:
+    comp, _ = compute_type(params["dtype"])
+    half = " plus the final rounding to half" if params["dtype"] == "f16" else ""
+    return (
+        f"Checking: every element must be within twice the forward error bound of evaluating "
+        f"the formula as written in {comp}{half} (the host reference carries a bound node by "
+        "node: each operation's own rounding plus what its operands' errors can become), "
+        f"around the exact value computed in double on the CPU. Evaluating in {comp} in any "
+        "order of the written operations (fused multiply-adds included) with the standard "
+        f"`{'tanhf`/`expf' if comp == 'float' else 'tanh`/`exp'}` passes; evaluating in a "
+        "narrower type does not."
+    )
+
+
+def prompt(params: Params, ct: cpp.CType) -> str:
+    comp, _ = compute_type(params["dtype"])
+    header = f"include/{FN}.h"
+    return f"""Implement a fused element-wise kernel on the GPU. The interface is declared in `{header}`:
+
+```c++
+{_signature(params, ct)};
+```
+
+- For every `0 <= r < rows` and `0 <= c < cols`, write `out[r * cols + c] = f(...)` with
+  `f = {expr.math_text(params["expr"])}`, where {bcast_text(params["bcast"])}. Here
+  `relu(t) = max(t, 0)`, `sigmoid(t) = 1 / (1 + exp(-t))`, `(t)^2 = t * t`.
+- Element type: {ct.label}{"; read the inputs as float, evaluate in float and round the result to half" if ct.key == "f16" else f"; evaluate in {comp}"}.
+- All pointers are device pointers; `out` does not overlap any input, and its previous
+  contents are garbage (NaN). Do not write outside `out[0 .. rows*cols - 1]` and do not modify
+  the inputs.
+- Sizes: `rows >= 0`, `cols >= 0` (nothing to do when either is 0), `rows * cols < 2^31`. The
+  tests cover single elements, sizes that are not multiples of 32 or of any block size, very
+  tall and very wide shapes and about a million elements; inputs are uniform in [-2, 2]. The
+  benchmark times {CALLS} calls on {PERF[0]} x {PERF[1]} matrices, each with its own inputs.
+
+{tolerance_text(params)}
+
+{cpp.closing(header)}
+"""
+
+
+class Elementwise(Family):
+    name = "elementwise"
+    slug = "ew"
+    problem_type = "cuda_cpp"
+    group = "cuda-kernels"
+
+    def draw(self, rng: random.Random) -> Params:
+        return draw_params(rng, DTYPES)
+
+    def check(self, params: Params) -> Params:
+        return check_params(self.name, params, DTYPES)
+
+    def label(self, params: Params) -> str:
+        bc = "".join(b[0] for b in params["bcast"])
+        return f"{len(params['bcast'])}in-{bc}-d{expr.depth(params['expr'])}-{params['dtype']}"
+
+    def render(self, params: Params, task_id: str) -> Parts:
+        ct = cpp.CTYPES[params["dtype"]]
+        spec = harness_spec(params, ct)
+        rows, cols = PERF
+        n = rows * cols
+        in_elems = sum({"full": n, "row": cols, "col": rows}[b] for b in params["bcast"])
+        return Parts(
+            prompt=prompt(params, ct),
+            context={
+                f"include/{FN}.h": cpp.header_file(
+                    _signature(params, ct),
+                    f"out = {expr.math_text(params['expr'])} (see the task statement).",
+                    includes=[ct.include],
+                )
+            },
+            tests={
+                "test/test_main.cu": cpp.harness(
+                    task_id=task_id,
+                    family=self.name,
+                    summary="fused element-wise expression",
+                    header=f"{FN}.h",
+                    includes=[ct.include],
+                    body=cpp_harness.body(spec),
+                ),
+                "test/host_ref.h": _host_ref(params, ct),
+            },
+            solution={"solution.cu": _kernel(params, ct)},
+            baseline={"solution.cu": _baseline(params, ct)},
+            difficulty=difficulty(params),  # type: ignore[arg-type]
+            tags=["elementwise", "fusion", params["dtype"], "memory-bound"]
+            + (["broadcast"] if any(b != "full" for b in params["bcast"]) else []),
+            work={
+                "flops": CALLS * n * expr.size(params["expr"]),
+                "bytes": CALLS * (in_elems + n) * ct.size,
+                "dtype": DT[params["dtype"]],
+            },
+            forbidden=list(cpp.FORBIDDEN),
+            extra_metadata={"bench_sizes": {"rows": rows, "cols": cols, "R": CALLS}},
+        )
+
+    def mutants(self, params: Params) -> list[Mutant]:
+        ct = cpp.CTYPES[params["dtype"]]
+        tree = params["expr"]
+        swapped = expr.swap_root(tree)
+        out = [
+            Mutant("tail", "tail", "skips the last cols mod 32 columns",
+                   {"solution.cu": _kernel(params, ct, bug="tail")}),
+            Mutant("operator", "operator", f"the outermost {tree[0]} is a {swapped[0]}",
+                   {"solution.cu": _kernel(params, ct, tree=swapped)}),
+        ]  # fmt: skip
+        if any(b != "full" for b in params["bcast"]):
+            third = Mutant("axis", "axis", "indexes a broadcast vector along the wrong axis",
+                           {"solution.cu": _kernel(params, ct, bug="axis")})  # fmt: skip
+        else:
+            third = Mutant("precision", "accumulation", "evaluates in a narrower type",
+                           {"solution.cu": _kernel(params, ct, bug="precision")})  # fmt: skip
+        out.append(third)
+        out.append(Mutant("last-row", "boundary", "skips the last row",
+                          {"solution.cu": _kernel(params, ct, bug="boundary")}))  # fmt: skip
+        return out
