@@ -49,7 +49,6 @@ from cudaenv.sandbox import Sandbox
 from cudaenv.toolkit import gpu_info
 
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
-_factory = sandbox_factory  # tests/sandbox/test_cuda_images.py still imports this name
 
 
 @dataclass(eq=False)

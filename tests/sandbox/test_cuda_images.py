@@ -99,11 +99,12 @@ NVRTC_CHECK = textwrap.dedent(
 PROFILER_CHECK = textwrap.dedent(
     """
     import cudaenv.grading.profiler as profiler
+    import cudaenv.grading.profiler.build as profiler_build
 
     def no_compile(command):
         raise SystemExit("build_profiler() compiled: " + " ".join(command))
 
-    profiler._run_nvcc = no_compile
+    profiler_build._run_nvcc = no_compile
     print(profiler.build_profiler())
     """
 )
@@ -305,7 +306,7 @@ def test_compiler_cache_in_build_containers(
     hidden harness of a problem is compiled once, in a build-only container that mounts the
     cache; the container that runs the tests does not even see it."""
     from cudaenv.grading import ccache
-    from cudaenv.grading.grader import _factory
+    from cudaenv.grading.build import sandbox_factory
 
     if not eval_box.exec("command -v ccache", timeout=30).ok:
         pytest.skip(f"{EVAL_IMAGE} has no ccache (built before it was added): rebuild it")
@@ -324,6 +325,6 @@ def test_compiler_cache_in_build_containers(
         assert v.reason == "compiled; GPU stages skipped (no GPU)" or has_gpu()
     counters = ccache.stats(ccache.container_cache_root())
     assert counters["cache_miss"] == 1 and counters["direct_cache_hit"] == 1, counters
-    with _factory("docker", options)() as box:
+    with sandbox_factory("docker", options)() as box:
         res = box.exec(f"ls {ccache.container_cache_root()}", timeout=30)
         assert not res.ok and "No such file or directory" in res.stderr
