@@ -137,8 +137,20 @@ class ClusterSession:
             **_ray.actor_options(num_cpus=c.worker_cpus, max_concurrency=c.episodes_per_worker)
         )
         s = self.service
-        handle = cls.remote(self.agent, self.env_options, name, s.scheduler, s.store, s.served)
+        handle = cls.remote(
+            self.agent, self.env_options, name, s.scheduler, s.store, s.served, self._per_node
+        )
         return _Worker(handle, name)
+
+    @property
+    def _per_node(self) -> int:
+        """Episodes that may run at once on the biggest node (its sandboxes share it)."""
+        c = self.config
+        cpus = max(
+            (n["Resources"].get("CPU", 0) for n in self.ray.nodes() if n.get("Alive")), default=1
+        )
+        workers = int(cpus // c.worker_cpus) if c.worker_cpus > 0 else c.episode_workers
+        return max(1, min(workers, c.episode_workers) * c.episodes_per_worker)
 
     # ------------------------------------------------------------------ running
     def run(

@@ -33,6 +33,7 @@ from cudaenv.rollout.episode import (
     resolve_agent,
     run_job,
 )
+from cudaenv.sandbox.base import declare_workers
 
 Router = Callable[[GradeCall], Verdict]
 
@@ -108,7 +109,8 @@ def grade_on_cluster(
 
 
 class EpisodeWorker:
-    """The actor body: a threaded actor, one agent per thread, one env per episode."""
+    """The actor body: a threaded actor, one agent per thread, one env per episode;
+    ``per_node``: how many episodes may run at once on this worker's node."""
 
     def __init__(
         self,
@@ -118,8 +120,10 @@ class EpisodeWorker:
         scheduler: Any,
         store: Any,
         served: list[str],
+        per_node: int = 1,
     ) -> None:
         os.environ[NO_GPU_ENV] = "1"  # a grader's device is never used from here
+        declare_workers(per_node)  # the sandboxes' memory default shares the node among them
         self.spec = agent_spec
         self.env_options = dict(env_options)
         self.name = name

@@ -140,14 +140,17 @@ def test_512_concurrent_trivial_episodes_with_a_bounded_driver(
         gc.collect()
         tracemalloc.start()
         start, _ = tracemalloc.get_traced_memory()
-        most, keys = 0, Counter()
+        most, keys, bad = 0, Counter(), []
         for r in s.run([plain], attempts=512):
             most = max(most, s.inflight + 1)
             keys[r.key] += 1
-            assert r.status == "ok" and r.verdict is not None and r.verdict.passed is False
+            # nothing submitted: graded on its worker, failed
+            if r.status != "ok" or r.verdict is None or r.verdict.passed is not False:
+                bad.append((r.key, r.status, r.error))
         gc.collect()
         end, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
+    assert not bad, bad[:5]
     assert len(keys) == 512 and set(keys.values()) == {1}
     assert most == 512  # every episode was out at once
     # bounded: the driver keeps no result; its heap returns to where it was
