@@ -22,9 +22,11 @@ from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
 from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.faults import guarded
+from cudaenv.grading.gpu_clocks import ClockSampler
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
+from cudaenv.grading.speed_of_light import assess
 from cudaenv.grading.stages import (
     BENCH_SEED_ENV,
     DEFAULT_TIMEOUT_S,
@@ -42,7 +44,7 @@ from cudaenv.grading.static_checks import static_stage
 from cudaenv.grading.static_cpp import apply as toolchain_check
 from cudaenv.grading.static_cpp import build_env as keep_env
 from cudaenv.grading.timing import Measurement, measure, record_timings, timing_device
-from cudaenv.grading.verdict import StageResult, Verdict
+from cudaenv.grading.verdict import ClockReading, StageResult, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
 from cudaenv.problems.model import Mode, Problem, SourceFile
 from cudaenv.sandbox import Sandbox
@@ -281,13 +283,16 @@ class _Grading:
                 v.reason = "passed; baseline failed to build, no speedup"
         sol: list[float] = []
         base: list[float] = []
+        sol_clocks: list[ClockReading | None] = []  # NVML per sample (None: no NVML here)
+        base_clocks: list[ClockReading | None] = []
         stage: StageResult | None = None
         with gpu_lease(None if self.gpu else "cpu"):
             for n in range(self.rounds):
                 # the test run (or the last round) was settled: nothing of the solution is
                 # alive, the workspace is the build's (pristine); a fresh secret per run
                 seed = {BENCH_SEED_ENV: new_bench_seed()}
-                m = self.measure(box, seed)
+                with ClockSampler() as clock:
+                    m = self.measure(box, seed)
                 stage = m.stage
                 v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
                 # speed: a process this round left could load the machine during the
@@ -300,17 +305,21 @@ class _Grading:
                 if m.ms is None:
                     break
                 sol.append(m.ms)
+                sol_clocks.append(clock.reading)
                 if base_box is not None:
                     base_box.kill_processes()
-                    bm = self.measure(base_box, seed)
+                    with ClockSampler() as clock:
+                        bm = self.measure(base_box, seed)
                     if bm.ms is None:
                         base_box = None
                         v.reason = (
                             f"passed; baseline benchmark {bm.stage.status}: {bm.stage.reason}"
                         )
                         base.clear()
+                        base_clocks.clear()
                     else:
                         base.append(bm.ms)
+                        base_clocks.append(clock.reading)
         assert stage is not None
         if not sol:
             v.stages["benchmark"] = stage
@@ -318,7 +327,8 @@ class _Grading:
             return
         where = None if self.gpu else f"timed on the CPU ({device.name})"
         v.stages["benchmark"] = stage.model_copy(update={"reason": stage.reason or where})
-        record_timings(v, sol, base, cached, p.timing_mode.type)
+        record_timings(v, sol, base, cached, p.timing_mode.type, sol_clocks, base_clocks)
+        assess(v, p, device.name)  # speed of light, physics floor (a device the table knows)
 
     def close(self) -> None:
         for box in self.sandboxes:

@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from cudaenv.errors import GradingError
+from cudaenv.grading import gpu_clocks
 from cudaenv.grading.profiler import ProfilerLocation
 from cudaenv.grading.stages import TOKEN_PREFIX, run_stage
-from cudaenv.grading.verdict import StageResult, Timing, Verdict
+from cudaenv.grading.verdict import ClockReading, StageResult, Timing, Verdict
 from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming
 from cudaenv.sandbox.base import Sandbox
 from cudaenv.toolkit import GpuInfo, cpu_identity
@@ -200,14 +201,22 @@ def record_timings(
     baseline: list[float],
     cached: Timing | None,
     source: str,
+    solution_clocks: list[ClockReading | None] | None = None,
+    baseline_clocks: list[ClockReading | None] | None = None,
 ) -> None:
     """The verdict's timings and speedup. The baseline timed beside the solution, where there
-    is one, is good for this verdict only and never cached (provenance); else the cached one."""
-    verdict.solution_timing = summarise(solution, source)
+    is one, is good for this verdict only and never cached (provenance); else the cached one.
+    With the NVML reading of each sample, samples taken on a throttled device are dropped and
+    counted (:mod:`cudaenv.grading.gpu_clocks`); medians and the CI use the kept ones."""
+    verdict.solution_timing = gpu_clocks.timing(
+        solution, solution_clocks or [None] * len(solution), source
+    )
     verdict.solution_ms = verdict.solution_timing.median_ms
-    base = summarise(baseline, source) if baseline else cached
+    base = cached
+    if baseline:
+        base = gpu_clocks.timing(baseline, baseline_clocks or [None] * len(baseline), source)
     if base is not None and base.median_ms and verdict.solution_ms:
         verdict.baseline_timing = base
         verdict.baseline_ms = base.median_ms
         verdict.speedup = base.median_ms / verdict.solution_ms
-        verdict.speedup_ci = speedup_ci(solution, base.samples_ms)
+        verdict.speedup_ci = speedup_ci(verdict.solution_timing.samples_ms, base.samples_ms)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from cudaenv.errors import CudaEnvError
 from cudaenv.grading.grader import grade
+from cudaenv.grading.speed_of_light import reference_issues
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.sandbox import gpu_access
@@ -117,6 +118,8 @@ def validate_problem(
         issues.append(f"reference slower than baseline ({ref.speedup:.2f}x)")
     if bench and ref.passed and ref.solution_ms is None:
         issues.append("benchmark produced no timing")
+    if bench and ref.solution_ms is not None:  # the declared work against the device's peaks
+        issues += reference_issues(problem, ref)
     # a NOP that builds cannot be told apart from a passing solution without a GPU; it is only
     # an error where the tests could run
     if not can_run and nop.passed is None and nop.compiled:
