@@ -16,6 +16,8 @@ FAMILIES: dict[str, str] = {
     "py-elementwise": "cudaenv.families.py_elementwise:PyElementwise",
     "rownorm": "cudaenv.families.rownorm:RowNorm",
     "py-rownorm": "cudaenv.families.py_rownorm:PyRowNorm",
+    "permute": "cudaenv.families.permute:Permute",
+    "py-permute": "cudaenv.families.py_permute:PyPermute",
 }
 
 
