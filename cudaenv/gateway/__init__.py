@@ -7,19 +7,20 @@ model-name overrides and budgets (:class:`Budget`), and captures every call
 (:class:`CallRecord`: bodies, latency, usage, cost, and the :class:`~cudaenv.env.trajectory.Turn`
 with token ids and logprobs when the upstream returns them). The gateway listens on
 127.0.0.1 and on a Unix socket; :data:`FORWARDER` is the stdlib script that relays a
-sandbox's own loopback port to that socket.
+sandbox's own loopback port to that socket, and :mod:`cudaenv.gateway.sandboxing` says how a
+sandbox without a network mounts and starts it.
 
 ``import cudaenv.gateway`` is light: aiohttp loads with :class:`Gateway` (the ``gateway`` extra).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cudaenv.gateway.apis import Usage
 from cudaenv.gateway.capture import CallRecord
 from cudaenv.gateway.config import Budget, Price, PriceTable, SessionConfig, Upstream
+from cudaenv.gateway.sandboxing import FORWARDER  # the script, to mount in a sandbox
 from cudaenv.gateway.session import TRUNCATION_REASONS, Refusal, Session
 
 __all__ = [
@@ -36,9 +37,6 @@ __all__ = [
     "Upstream",
     "Usage",
 ]
-
-#: the forwarder script, to bind (read-only) or copy into a sandbox
-FORWARDER = Path(__file__).with_name("forwarder.py")
 
 
 def __getattr__(name: str) -> Any:

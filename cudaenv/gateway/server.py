@@ -105,12 +105,13 @@ class Gateway:
     def close_session(self, session: Session | str) -> Session:
         """End a session: its token is refused from now on; its records stay readable."""
         token = session if isinstance(session, str) else session.token
-        found = self.sessions.pop(token, None)
-        closed = found if found is not None else session
-        if isinstance(closed, Session):
-            closed.close()
-            return closed
-        raise KeyError("no such gateway session")
+        found = self.sessions.pop(token, None) or (
+            session if isinstance(session, Session) else None
+        )
+        if found is None:
+            raise KeyError("no such gateway session")
+        found.close()
+        return found
 
     # ------------------------------------------------------------------ lifecycle
     async def astart(self) -> Gateway:
@@ -218,13 +219,9 @@ class Gateway:
         base = {"api": api, "method": method, "path": path, "started_at": started_at}
         body, fields = raw, dict(base)
         if api is not None:
-            try:
-                payload = json.loads(raw)
-                assert isinstance(payload, dict)
-            except (ValueError, AssertionError):
-                return self._error(
-                    path, 400, "cudaenv gateway: the request body is not a JSON object"
-                )
+            payload = _json_object(raw)
+            if payload is None:
+                return self._error(path, 400, "cudaenv gateway: the request body is not JSON")
             fields.update(requested_model=payload.get("model"), stream=bool(payload.get("stream")))
             refusal = session.admit()
             if refusal is not None:
@@ -336,6 +333,14 @@ class Gateway:
             request_body=request_text, request_bytes=len(ex.body), request_truncated=request_cut,
             response_body=response_text, response_bytes=len(raw), response_truncated=response_cut,
         )  # fmt: skip
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _token(request: web.Request) -> str | None:

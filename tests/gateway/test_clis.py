@@ -22,15 +22,15 @@ from typing import Any
 import pytest
 
 from cudaenv.agents.recipes import load_recipe, render_config, render_env, render_run
-from cudaenv.gateway import FORWARDER, Gateway, Session, Upstream
+from cudaenv.gateway import Gateway, Session, Upstream
+from cudaenv.gateway.sandboxing import base_url, bwrap_args, forwarder_command
 from tests.agents.anthropic_server import AnthropicServer, text, tool_use
 from tests.agents.openai_stream_server import StreamingScriptedServer
 from tests.agents.scripted_server import text as oa_text
 from tests.agents.scripted_server import tool_call
 from tests.gateway.conftest import KEY
-from tests.gateway.test_egress import INNER_FORWARDER, INNER_SOCKET, _bwrap
+from tests.gateway.test_egress import _bwrap
 
-PORT = 4480  # the forwarder's port on the sandbox's own loopback
 SOLUTION = "int add(int a, int b) { return a + b; }\n"
 TASK = "Write solution.cpp with `int add(int a, int b)` returning a + b."
 
@@ -42,7 +42,7 @@ def needs(binary: str) -> pytest.MarkDecorator:
 
 
 def run_cli(
-    name: str, gateway: Gateway, session: Session, root: Path, *, base_url: str
+    name: str, gateway: Gateway, session: Session, root: Path
 ) -> subprocess.CompletedProcess[str]:
     """The recipe's CLI on ``TASK`` in ``root/workspace``, network unshared, via the gateway."""
     recipe = load_recipe(name)
@@ -51,7 +51,8 @@ def run_cli(
     (private / "home").mkdir(parents=True)
     (private / "instruction.md").write_text(TASK)
     values: dict[str, Any] = {
-        "api_key": session.token, "base_url": base_url, "model": "scripted",
+        "api_key": session.token, "model": "scripted",
+        "base_url": base_url("anthropic" if name == "claude-code" else "openai"),
         "provider": recipe.provider or "", "max_turns": 6, "home": "/run/agent/home",
         "workspace": "/run/workspace", "instruction_file": "/run/agent/instruction.md",
     }  # fmt: skip
@@ -59,15 +60,13 @@ def run_cli(
         target = private / "home" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render_config(recipe.config_template(template), values))
-    forwarder = f"{sys.executable} -I -S {INNER_FORWARDER} --socket {INNER_SOCKET}"
-    command = f"{forwarder} --port {PORT} --background >/dev/null && {render_run(recipe, values)}"
+    command = f"{forwarder_command(sys.executable)} && {render_run(recipe, values)}"
     assert gateway.socket_path is not None
     argv = [
         _bwrap(), "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
         "--unshare-net", "--die-with-parent", "--new-session",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--tmpfs", "/run", "--ro-bind", str(gateway.socket_path), INNER_SOCKET,
-        "--ro-bind", str(FORWARDER), INNER_FORWARDER,
+        "--tmpfs", "/run", *bwrap_args(gateway.socket_path),
         "--bind", str(private), "/run/agent", "--bind", str(workspace), "/run/workspace",
         "--chdir", "/run/workspace", "--", "bash", "-c", command,
     ]  # fmt: skip
@@ -99,9 +98,7 @@ def test_claude_code_through_the_gateway_only(gateway: Gateway, tmp_path: Path) 
         session = gateway.open_session(
             upstream=Upstream(base_url=up.base_url + "/v1", api_key=KEY), model="scripted-served"
         )
-        run = run_cli(
-            "claude-code", gateway, session, tmp_path, base_url=f"http://127.0.0.1:{PORT}"
-        )
+        run = run_cli("claude-code", gateway, session, tmp_path)
         requests = list(up.requests)
     assert run.returncode == 0, run.stderr[-2000:]
     assert (tmp_path / "workspace" / "solution.cpp").read_text() == SOLUTION
@@ -121,9 +118,7 @@ def test_claude_code_gets_the_budget_error(gateway: Gateway, tmp_path: Path) -> 
             upstream=Upstream(base_url=up.base_url + "/v1", api_key=KEY),
             budget={"max_requests": 2},
         )
-        run = run_cli(
-            "claude-code", gateway, session, tmp_path, base_url=f"http://127.0.0.1:{PORT}"
-        )
+        run = run_cli("claude-code", gateway, session, tmp_path)
         agent_requests = list(up.agent_requests)
     assert session.truncation_reason == "gateway_requests"
     assert len(agent_requests) <= 2  # nothing past the budget reached the upstream
@@ -142,9 +137,7 @@ def test_opencode_through_the_gateway_only(gateway: Gateway, tmp_path: Path) -> 
         session = gateway.open_session(
             upstream=Upstream(base_url=up.base_url, api_key=KEY), model="scripted-served"
         )
-        run = run_cli(
-            "opencode", gateway, session, tmp_path, base_url=f"http://127.0.0.1:{PORT}/v1"
-        )
+        run = run_cli("opencode", gateway, session, tmp_path)
         requests = list(up.requests)
     assert run.returncode == 0, run.stderr[-2000:]
     assert (tmp_path / "workspace" / "solution.cpp").read_text() == SOLUTION

@@ -22,13 +22,10 @@ from typing import Any
 
 import pytest
 
-from cudaenv.gateway import FORWARDER, Gateway
+from cudaenv.gateway import Gateway
+from cudaenv.gateway.sandboxing import INNER_FORWARDER, INNER_SOCKET, bwrap_args
 from tests.gateway.conftest import open_replay
 from tests.gateway.upstreams import ReplayServer
-
-INNER_DIR = "/run/cudaenv-gateway"
-INNER_SOCKET = f"{INNER_DIR}/gateway.sock"
-INNER_FORWARDER = f"{INNER_DIR}/forwarder.py"
 
 # runs inside the sandbox: start the forwarder, then try every way out; prints one JSON line
 INNER = r"""
@@ -157,9 +154,7 @@ def test_only_the_gateway_is_reachable_from_an_unshared_network(
         bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
         "--unshare-net", "--die-with-parent", "--new-session",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp", "--tmpfs", "/run",
-        "--ro-bind", str(gateway.socket_path), INNER_SOCKET,
-        "--ro-bind", str(FORWARDER), INNER_FORWARDER,
+        "--tmpfs", "/tmp", "--tmpfs", "/run", *bwrap_args(gateway.socket_path),
         "--ro-bind", str(inner), "/run/inner.py",
         "--", sys.executable, "-I", "-S", "/run/inner.py", json.dumps(args),
     ]  # fmt: skip
