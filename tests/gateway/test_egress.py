@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from cudaenv.gateway import Gateway
-from cudaenv.gateway.sandboxing import INNER_FORWARDER, INNER_SOCKET, bwrap_args
+from cudaenv.gateway.sandboxing import INNER_FORWARDER, INNER_SOCKET, bwrap_args, mounts
 from tests.gateway.conftest import open_replay
 from tests.gateway.upstreams import ReplayServer
 
@@ -168,3 +168,41 @@ def test_only_the_gateway_is_reachable_from_an_unshared_network(
         assert out["host_address"] == "OSError"  # ENETUNREACH: no route to any host address
     assert out["dns"] == "gaierror"
     assert out["nameserver"] == "OSError"  # ENETUNREACH: not even a packet to the resolver
+
+
+@pytest.mark.docker
+def test_a_container_without_a_network_reaches_only_the_gateway(
+    gateway: Gateway, replay: ReplayServer, host_servers: dict[str, Any], tmp_path: Path,
+    eval_cpu_image: str,
+) -> None:  # fmt: skip
+    """The same from a Docker container with ``network_mode="none"`` and the socket mounted
+    in (the container runs as another uid: the socket must be open to it)."""
+    from tests.conftest import need_image
+
+    client: Any = need_image(eval_cpu_image)
+    assert gateway.socket_path is not None
+    session = open_replay(gateway, replay)
+    inner = tmp_path / "inner.py"
+    inner.write_text(INNER)
+    inner.chmod(0o644)
+    address = host_servers["address"] or (None, 0)
+    args = {
+        "forwarder": INNER_FORWARDER, "socket": INNER_SOCKET, "token": session.token,
+        "loopback_port": host_servers["loopback"][1], "host_ip": address[0],
+        "host_port": address[1], "name": "pypi.org", "nameserver": _nameserver(),
+    }  # fmt: skip
+    volumes = {
+        host: {"bind": inside, "mode": "ro"} for host, inside in mounts(gateway.socket_path).items()
+    }
+    volumes[str(inner)] = {"bind": "/run/inner.py", "mode": "ro"}
+    out = client.containers.run(
+        eval_cpu_image, ["python3", "-I", "-S", "/run/inner.py", json.dumps(args)],
+        network_mode="none", volumes=volumes, remove=True, stdout=True, stderr=True,
+    )  # fmt: skip
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["gateway"] == [200, "Hello from the replay upstream."]
+    assert len(session.calls) == 1
+    assert result["loopback"] == "ConnectionRefusedError"
+    if address[0] is not None:
+        assert result["host_address"] == "OSError"
+    assert result["dns"] == "gaierror" and result["nameserver"] == "OSError"
