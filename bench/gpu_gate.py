@@ -142,7 +142,7 @@ def _sol_row(problem: Problem, verdict: Any) -> dict[str, Any]:
 
 
 def stage_validate(gate: Gate, cap: float, suite: list[Problem], workers: int, rounds: int):
-    from cudaenv.grading.validate import validate_problem
+    from cudaenv.grading.release_gate import validate_problem
     from cudaenv.sandbox.base import declare_workers
 
     started = time.monotonic()

@@ -22,8 +22,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cudaenv._data import data_path
 from cudaenv.errors import SpecError
+from cudaenv.package_data import data_path
 
 __all__ = ["Recipe", "load_recipe", "recipe_names", "render_config", "render_run"]
 

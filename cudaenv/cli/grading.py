@@ -36,7 +36,7 @@ from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.problems.model import Solution, SourceFile
 
 if TYPE_CHECKING:
-    from cudaenv.grading.validate import ValidationRow
+    from cudaenv.grading.release_gate import ValidationRow
 
 
 def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
@@ -188,7 +188,7 @@ def validate(
     isolation: IsolationOption = None,
 ) -> None:
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
-    from cudaenv.grading.validate import validate_problem
+    from cudaenv.grading.release_gate import validate_problem
     from cudaenv.sandbox.base import declare_workers
 
     options = sandbox_options(sandbox, image, gpus, isolation)

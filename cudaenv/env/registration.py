@@ -54,7 +54,7 @@ def register_suite_env() -> str:
 
 def register_builtin() -> list[str]:
     """Register the suite env and every bundled problem, reading only folder names."""
-    from cudaenv._data import data_path
+    from cudaenv.package_data import data_path
 
     register_suite_env()  # first: a problem folder named "suite" must not take its id
 

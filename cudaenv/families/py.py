@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 
-from cudaenv._data import data_path
 from cudaenv.families.base import GENERATOR_VERSION
+from cudaenv.package_data import data_path
 
 PYCHILD = "test/pychild.py"
 

@@ -26,17 +26,16 @@ from cudaenv.grading.gpu_clocks import ClockSampler
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
+from cudaenv.grading.reward_files import clear_rewards, reward_stage
 from cudaenv.grading.speed_of_light import assess
 from cudaenv.grading.stages import (
     BENCH_SEED_ENV,
     DEFAULT_TIMEOUT_S,
     TOKEN_ENV,
     StageInfrastructureFault,
-    clear_rewards,
     completion_forgeries,
     new_bench_seed,
     new_token,
-    reward_stage,
     run_stage,
     uses_completion_token,
 )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from cudaenv.errors import SpecError, UnsafePathError
-from cudaenv.grading.reach import reachable
+from cudaenv.grading.used_files import reachable
 from cudaenv.problems.model import Problem, Solution, SourceFile
 
 MAX_SOLUTION_FILE_BYTES = 1 << 20

@@ -1,7 +1,7 @@
 """Finding problems on disk: the one walk over a tree for directories marked by a file.
 
 Authoring directories are marked by ``problem-spec.yaml`` (:mod:`cudaenv.problems.directory`),
-Harbor tasks by ``task.toml`` (:mod:`cudaenv.problems.harbor`); both loaders find theirs here.
+Harbor tasks by ``task.toml`` (:mod:`cudaenv.problems.harbor_tasks`); both loaders find theirs here.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from cudaenv._data import data_path
 from cudaenv.errors import SourceNotFoundError
+from cudaenv.package_data import data_path
 from cudaenv.problems.suite import Suite
 
 BUILTIN = "builtin"
@@ -53,14 +53,14 @@ def load_suite(source: str | Path = BUILTIN) -> Suite:
     if not path.exists():
         raise SourceNotFoundError(f"problem source {text!r} does not exist")
     if path.is_file() and path.suffix == ".jsonl":
-        from cudaenv.problems.repo_tasks import read_repo_tasks
+        from cudaenv.problems.swe_tasks import read_repo_tasks
 
         return Suite(read_repo_tasks(path), source=text)
     if path.is_file():
         from cudaenv.problems.datapack import read_problem_datapack
 
         return Suite(read_problem_datapack(path), source=text)
-    from cudaenv.problems.harbor import find_task_dirs, load_task_dir
+    from cudaenv.problems.harbor_tasks import find_task_dirs, load_task_dir
 
     task_dirs = find_task_dirs(path)
     if task_dirs:  # Harbor tasks (an exported task embeds a problem-spec.yaml in its tests/)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cudaenv.families import mutants
 from cudaenv.grading import grade
-from cudaenv.grading.validate import validate_problem
+from cudaenv.grading.release_gate import validate_problem
 from cudaenv.problems.model import Problem
 
 

@@ -14,8 +14,8 @@ import cudaenv
 from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.grading.grader import grade
 from cudaenv.problems import load_suite
-from cudaenv.problems.harbor import container_paths, find_task_dirs, rewrite_script
-from cudaenv.problems.repo_tasks import patch_paths
+from cudaenv.problems.harbor_tasks import container_paths, find_task_dirs, rewrite_script
+from cudaenv.problems.swe_tasks import patch_paths
 
 # ----------------------------------------------------------------------------- Harbor
 

@@ -9,7 +9,7 @@ import pytest
 from cudaenv.errors import SourceNotFoundError
 from cudaenv.problems.directory import SPEC_NAME, find_problem_dirs
 from cudaenv.problems.discovery import find_marked_dirs
-from cudaenv.problems.harbor import TASK_FILE, find_task_dirs
+from cudaenv.problems.harbor_tasks import TASK_FILE, find_task_dirs
 
 
 def _mark(root: Path, rel: str, marker: str) -> Path:
