@@ -8,6 +8,9 @@ the completion token, so the parent never imports solution code, numba or CUDA: 
 inputs to a child (``python pychild.py --child``) as ``.npy`` over a pipe, the child calls the
 solution (host arrays, device arrays, or a timed loop inside the NVTX range ``bench_region``)
 and sends the arrays back. Comparison, the completion token and the exit status stay here.
+The grader's per-round ``CUDAENV_BENCH_SEED`` is taken out of the environment when this module
+is imported (in the parent, before any child starts); ``bench_seed`` mixes it into the
+benchmark's seeds, so a solution cannot know the benchmark input in advance.
 
 Parent side::
 
@@ -35,7 +38,9 @@ TOKEN_PREFIX = "CUDAENV_COMPLETE"
 #: what the harness prints when the solution printed a completion line: a token the grader never
 #: issued, which it reports as a forged completion line (suspected hack)
 FORGERY_MARK = f"{TOKEN_PREFIX} solution-printed-a-completion-line"
-_SECRET_ENVS = (TOKEN_ENV,)
+#: the grader's fresh seed per benchmark round (``cudaenv.grading.stages.BENCH_SEED_ENV``)
+BENCH_SEED_ENV = "CUDAENV_BENCH_SEED"
+_SECRET_ENVS = (TOKEN_ENV, BENCH_SEED_ENV)
 
 
 def simulator() -> bool:
@@ -43,21 +48,50 @@ def simulator() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0")
 
 
-def take_token() -> str:
-    """Remove the completion token from this process's environment and return it. Its bytes
-    in the original environment block are overwritten first: ``/proc/<pid>/environ`` shows
-    that block, not the current environment (Linux; elsewhere the removal only)."""
-    token = os.environ.get(TOKEN_ENV, "")
+def _take_env(name: str) -> str | None:
+    """Remove ``name`` from this process's environment and return its value (None when
+    unset). Its bytes in the original environment block are overwritten first:
+    ``/proc/<pid>/environ`` shows that block, not the current environment (Linux; elsewhere
+    the removal only)."""
+    value = os.environ.get(name)
+    if value is None:
+        return None
     with contextlib.suppress(Exception):
         import ctypes
 
         libc = ctypes.CDLL(None)
         libc.getenv.restype = ctypes.c_void_p
-        where = libc.getenv(TOKEN_ENV.encode())
+        where = libc.getenv(name.encode())
         if where:
-            ctypes.memset(where, ord("x"), len(os.fsencode(token)))
-    os.environ.pop(TOKEN_ENV, None)
-    return token
+            ctypes.memset(where, ord("x"), len(os.fsencode(value)))
+    os.environ.pop(name, None)
+    return value
+
+
+def take_token() -> str:
+    """Remove the completion token from this process's environment and return it (its bytes
+    in the environment block overwritten, see :func:`_take_env`)."""
+    return _take_env(TOKEN_ENV) or ""
+
+
+def _parse_seed(text: str | None) -> int | None:
+    """The seed as the C++ harnesses read it: decimal digits only, fitting 64 bits."""
+    if text is None or not text.isascii() or not text.isdigit():
+        return None
+    value = int(text)
+    return value if value < 1 << 64 else None
+
+
+_BENCH_SEED = _parse_seed(_take_env(BENCH_SEED_ENV))  # once, before any child starts
+
+
+def bench_seed(default: int) -> int:
+    """The seed a benchmark input is drawn from: ``default`` itself without a (well-formed)
+    round seed, so a ``--perf`` run by hand stays deterministic; else a mix of both, so every
+    round (and every ``default``) gets a different input."""
+    if _BENCH_SEED is None:
+        return default
+    return int(np.random.SeedSequence([default, _BENCH_SEED]).generate_state(1, np.uint64)[0])
 
 
 def _hide_from_children() -> None:

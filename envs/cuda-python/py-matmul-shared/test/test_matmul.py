@@ -3,7 +3,7 @@ child process (pychild.py); this process never imports it and only compares what
 
 import sys
 
-from pychild import Out, SolutionProcess, simulator, take_token
+from pychild import Out, SolutionProcess, bench_seed, simulator, take_token
 
 TOKEN = take_token()
 
@@ -68,7 +68,7 @@ def run_tests(sol):
 def run_perf(sol):
     M = K = N = 32 if SIM else 2048
     iters = 2 if SIM else 10
-    A, B = inputs(M, K, N, 11)
+    A, B = inputs(M, K, N, bench_seed(11))
     ref, mag = reference(A, B)
     nan = Out(np.full((M, N), np.nan, dtype=np.float32))
     # the child uploads everything, warms up, then times all calls in one bench_region

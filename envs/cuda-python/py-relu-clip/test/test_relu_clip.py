@@ -3,7 +3,7 @@ child process (pychild.py); this process never imports it and only compares what
 
 import sys
 
-from pychild import Out, SolutionProcess, simulator, take_token
+from pychild import Out, SolutionProcess, bench_seed, simulator, take_token
 
 TOKEN = take_token()
 
@@ -85,7 +85,7 @@ def run_perf(sol):
     n = 2000 if SIM else 1 << 25
     iters = 2 if SIM else 10
     lo, hi = 0.5, 6.0
-    x = inputs(n, lo, hi, 21)
+    x = inputs(n, lo, hi, bench_seed(21))
     ref = reference(x, lo, hi)
     nan = Out(np.full(n, np.nan, dtype=np.float32))
     # the child uploads everything, warms up, then times all calls in one bench_region

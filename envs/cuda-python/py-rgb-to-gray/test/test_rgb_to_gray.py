@@ -3,7 +3,7 @@ child process (pychild.py); this process never imports it and only compares what
 
 import sys
 
-from pychild import Out, SolutionProcess, simulator, take_token
+from pychild import Out, SolutionProcess, bench_seed, simulator, take_token
 
 TOKEN = take_token()
 
@@ -66,7 +66,7 @@ def run_tests(sol):
 def run_perf(sol):
     h, w = (24, 40) if SIM else (4320, 7680)
     iters = 2 if SIM else 10
-    img = image(h, w, 4)
+    img = image(h, w, bench_seed(4))
     ref = reference(img)
     garbage = Out(np.full((h, w), 0xA5, dtype=np.uint8))
     # the child uploads everything, warms up, then times all calls in one bench_region

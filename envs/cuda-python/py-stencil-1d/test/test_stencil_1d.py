@@ -3,7 +3,7 @@ child process (pychild.py); this process never imports it and only compares what
 
 import sys
 
-from pychild import Out, SolutionProcess, simulator, take_token
+from pychild import Out, SolutionProcess, bench_seed, simulator, take_token
 
 TOKEN = take_token()
 
@@ -75,7 +75,7 @@ def run_perf(sol):
     n = 600 if SIM else 1 << 25
     radius = 16
     iters = 2 if SIM else 10
-    x, w = inputs(n, radius, 17)
+    x, w = inputs(n, radius, bench_seed(17))
     ref, mag = reference(x, w)
     nan = Out(np.full(n, np.nan, dtype=np.float32))
     # the child uploads everything, warms up, then times all calls in one bench_region

@@ -3,7 +3,7 @@ process (pychild.py); this process never imports it and only compares the arrays
 
 import sys
 
-from pychild import Out, SolutionProcess, simulator, take_token
+from pychild import Out, SolutionProcess, bench_seed, simulator, take_token
 
 TOKEN = take_token()
 
@@ -58,7 +58,7 @@ def run_tests(sol):
 def run_perf(sol):
     n = 4099 if SIM else 1 << 25
     iters = 2 if SIM else 10
-    a, b = inputs(n, 7)
+    a, b = inputs(n, bench_seed(7))
     nan = Out(np.full(n, np.nan, dtype=np.float32))
     # the child uploads everything, warms up, then times all calls in one bench_region
     results = sol.bench([[a, b, nan] for _ in range(iters)], warm=[a, b, nan])
