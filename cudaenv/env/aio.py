@@ -7,8 +7,9 @@ a thread instead of starting hundreds of threads at once. ``asyncio.to_thread`` 
 its default executor (``min(32, cpus + 4)`` threads) is shared with the rest of the
 application, and tool calls that wait minutes would starve its other users.
 
-The bound is ``CUDAENV_ASYNC_THREADS`` (default 128), read when the pool is first used;
-threads start as calls need them. They are daemon threads (unlike ``ThreadPoolExecutor``'s,
+The bound is ``CUDAENV_ASYNC_THREADS`` (default: 8 per CPU, 16 to 128), read when the pool is
+first used; threads start as calls need them, and a free thread takes the oldest episode's
+call first (so hundreds of gathered episodes do not all hold a sandbox at once). They are daemon threads (unlike ``ThreadPoolExecutor``'s,
 which the interpreter joins at exit): a trainer stopped with Ctrl-C exits without waiting for
 the steps still running, and the sandboxes' own exit handlers clean up after them. The pool
 does not declare its bound to the sandboxes' memory default (``declare_workers``): with
@@ -20,6 +21,8 @@ closed as soon as that step returns, so a cancelled batch leaves no sandbox behi
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import os
 import queue
 import threading
@@ -30,7 +33,7 @@ from typing import Any, TypeVar
 from cudaenv.errors import CudaEnvError, SpecError
 
 ENV_VAR = "CUDAENV_ASYNC_THREADS"
-DEFAULT_THREADS = 128
+MAX_DEFAULT_THREADS = 128
 T = TypeVar("T")
 
 _lock = threading.Lock()
@@ -38,12 +41,20 @@ _pool: DaemonExecutor | None = None
 
 
 class DaemonExecutor:
-    """At most ``bound`` daemon threads, started on demand, running calls in submission order."""
+    """At most ``bound`` daemon threads, started on demand, running the lowest-ranked call first.
+
+    A call's rank is its episode's ticket (:meth:`Offloader.begin`): a thread that frees up
+    takes the next step of the oldest episode before the reset of a new one. In submission
+    order, 256 gathered episodes would all reset before any stepped: 256 sandboxes alive at
+    once, each command slowed by the others' processes (measured: a third of the threaded
+    runner's throughput, which never holds more sandboxes than threads).
+    """
 
     def __init__(self, bound: int) -> None:
         self.bound = bound
-        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
-        self._lock = threading.Lock()
+        self._heap: list[tuple[int, int, Future[Any], Callable[[], Any]]] = []
+        self._ready = threading.Condition(threading.Lock())
+        self._seq = itertools.count()
         self._threads = 0
         self._idle = 0  # threads free to take the next call
         # Thread.start() blocks until the new thread runs: a starter thread pays that wait,
@@ -56,9 +67,17 @@ class DaemonExecutor:
         return self._threads
 
     def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """Run ``fn`` with a rank of its own (after every call already ranked)."""
+        return self.submit_ranked(next_ticket(), fn, *args, **kwargs)
+
+    def submit_ranked(
+        self, rank: int, fn: Callable[..., T], *args: Any, **kwargs: Any
+    ) -> Future[T]:
+        """Run ``fn`` before every queued call of a higher ``rank`` (equal ranks: in order)."""
         fut: Future[T] = Future()
-        with self._lock:
-            self._queue.put((fut, lambda: fn(*args, **kwargs)))
+        with self._ready:
+            heapq.heappush(self._heap, (rank, next(self._seq), fut, lambda: fn(*args, **kwargs)))
+            self._ready.notify()
             if self._idle:
                 self._idle -= 1
             elif self._threads < self.bound:
@@ -78,22 +97,48 @@ class DaemonExecutor:
 
     def _loop(self) -> None:
         while True:
-            fut, call = self._queue.get()
+            with self._ready:
+                while not self._heap:
+                    self._ready.wait()
+                *_, fut, call = heapq.heappop(self._heap)
             if fut.set_running_or_notify_cancel():
                 try:
                     fut.set_result(call())
                 except BaseException as exc:  # handed to whoever awaits the future
                     fut.set_exception(exc)
             del fut, call
-            with self._lock:
+            with self._ready:
                 self._idle += 1
 
 
+_tickets = itertools.count()
+
+
+def next_ticket() -> int:
+    """A rank after every one handed out so far (``next`` on a count is atomic under the GIL)."""
+    return next(_tickets)
+
+
+def default_threads(cpus: int | None = None) -> int:
+    """8 threads per CPU, at least 16, at most 128 (``cpus``: this process's CPUs).
+
+    Why tied to CPUs: every running call holds the GIL now and then, and the event loop waits
+    for it behind all of them; on 2 CPUs, 128 threads stalled the loop 1.5 s at a time for no
+    more throughput than 16 (``bench/bench_async.py``).
+    """
+    if cpus is None:
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = os.cpu_count() or 1
+    return min(MAX_DEFAULT_THREADS, max(16, 8 * cpus))
+
+
 def async_threads() -> int:
-    """The pool's bound: ``CUDAENV_ASYNC_THREADS`` or the default."""
+    """The pool's bound: ``CUDAENV_ASYNC_THREADS`` or :func:`default_threads`."""
     raw = os.environ.get(ENV_VAR, "").strip()
     if not raw:
-        return DEFAULT_THREADS
+        return default_threads()
     try:
         value = int(raw)
     except ValueError:
@@ -113,18 +158,31 @@ def executor() -> DaemonExecutor:
 
 
 class Offloader:
-    """Runs one env's calls on the pool, one at a time (an env is not thread-safe)."""
+    """Runs one env's calls on the pool, one at a time (an env is not thread-safe).
+
+    Its calls carry the env's ticket, taken by :meth:`begin` (a reset: a new episode) or by
+    the first call: older episodes' calls go first (:class:`DaemonExecutor`).
+    """
 
     def __init__(self, close: Callable[[], None]) -> None:
         self._close = close
         self._busy = False
+        self._ticket: int | None = None
+
+    async def begin(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """:meth:`run` for the first call of a new episode: it queues behind the older ones."""
+        if not self._busy:
+            self._ticket = next_ticket()
+        return await self.run(fn, *args, **kwargs)
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._busy:
             raise CudaEnvError("this env is already running a call; await it before the next")
         self._busy = True
+        if self._ticket is None:
+            self._ticket = next_ticket()
         try:
-            cf = executor().submit(fn, *args, **kwargs)
+            cf = executor().submit_ranked(self._ticket, fn, *args, **kwargs)
         except BaseException:
             self._busy = False
             raise

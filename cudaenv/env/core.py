@@ -366,7 +366,7 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """:meth:`reset` on the shared bounded thread pool (:mod:`cudaenv.env.aio`)."""
-        return await self._offload.run(self.reset, seed=seed, options=options)
+        return await self._offload.begin(self.reset, seed=seed, options=options)
 
     async def astep(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """:meth:`step` on the shared bounded thread pool; one call at a time per env."""

@@ -85,7 +85,7 @@ def test_async_pool_bound_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv(aio.ENV_VAR, "7")
     assert aio.async_threads() == 7
     monkeypatch.delenv(aio.ENV_VAR)
-    assert aio.async_threads() == aio.DEFAULT_THREADS
+    assert aio.async_threads() == aio.default_threads()
     for bad in ("0", "many", "-3"):
         monkeypatch.setenv(aio.ENV_VAR, bad)
         with pytest.raises(SpecError, match=aio.ENV_VAR):
@@ -112,6 +112,41 @@ def test_pool_is_bounded_and_daemon() -> None:
     gate.set()
     assert [f.result(timeout=60) for f in futures] == [0, 1, 4, 9, 16]
     assert pool.threads == 2
+
+
+def test_default_bound_follows_the_cpus() -> None:
+    assert [aio.default_threads(c) for c in (1, 2, 3, 8, 16, 64)] == [16, 16, 24, 64, 128, 128]
+    assert 16 <= aio.default_threads() <= aio.MAX_DEFAULT_THREADS
+
+
+def test_a_free_thread_takes_the_lowest_rank_first() -> None:
+    pool = aio.DaemonExecutor(1)
+    gate, started, order = threading.Event(), threading.Event(), []
+
+    def block() -> None:
+        started.set()
+        gate.wait(60)  # hang guard only: the test opens the gate
+
+    first = pool.submit_ranked(-9, block)
+    assert started.wait(60)
+    futures = [pool.submit_ranked(r, order.append, (r, i)) for i, r in enumerate([-1, -5, -1, -3])]
+    futures.append(pool.submit(order.append, ("unranked", 4)))  # tickets count up from 0
+    gate.set()
+    for f in (first, *futures):
+        f.result(timeout=60)
+    assert order == [(-5, 1), (-3, 3), (-1, 0), (-1, 2), ("unranked", 4)]
+
+
+def test_an_episode_keeps_its_ticket_until_the_next_reset() -> None:
+    old, new = aio.Offloader(lambda: None), aio.Offloader(lambda: None)
+    asyncio.run(old.begin(int))
+    asyncio.run(new.begin(int))
+    first = old._ticket
+    assert first is not None and new._ticket is not None and first < new._ticket
+    assert asyncio.run(old.run(str, 7)) == "7"
+    assert old._ticket == first  # its steps go before the newer episode's
+    asyncio.run(old.begin(int))
+    assert old._ticket > new._ticket  # a new episode queues behind the running ones
 
 
 def test_an_episode_runs_when_fds_are_above_1024(cpu_problem) -> None:
