@@ -113,13 +113,13 @@ def test_evaluation_is_graded_before_training_and_problems_take_turns(
     )
     plan = [("t-a1", 1), ("t-a2", 1), ("t-a3", 1), ("t-b1", 1), ("e-c1", 0), ("e-d1", 0)]
     plan.append(("e-c2", 0))
-    refs = [
-        sched.submit.remote(ExclusiveWork(kind="cpu", call=None, priority=p, task=n[:3], episode=n))
-        for n, p in plan
-    ]
+    refs = []
     try:
-        while ray.get(sched.status.remote()).queued["cpu"] < len(plan):  # all queued first
-            time.sleep(0.05)
+        for n, p in plan:  # one at a time: an async actor need not start calls in order
+            work = ExclusiveWork(kind="cpu", call=None, priority=p, task=n[:3], episode=n)
+            refs.append(sched.submit.remote(work))
+            while ray.get(sched.status.remote()).queued["cpu"] < len(refs):
+                time.sleep(0.02)
         ray.get(sched.start.remote())  # now the grader starts and takes them one at a time
         outcomes = ray.get(refs, timeout=300)
     finally:
