@@ -35,6 +35,7 @@ def bwrap_argv(
     ro_binds: Iterable[Path],
     tmp_size_bytes: int | None,
     rw_binds: Iterable[Path] = (),
+    ro_mounts: Iterable[tuple[str, str]] = (),
     info_fd: int | None,
     command: list[str],
 ) -> list[str]:
@@ -48,7 +49,10 @@ def bwrap_argv(
     ``hide`` (other temp dirs, the sandboxes' parent, problem data) get an empty tmpfs too;
     ``ro_binds`` (Python, the CUDA toolkit, user extras) are bound back where they are;
     ``rw_binds`` too, writable (the grader's compiler cache, only in a build sandbox that runs
-    nothing but the compiler: see :mod:`cudaenv.grading.ccache`).
+    nothing but the compiler: see :mod:`cudaenv.grading.ccache`). ``ro_mounts`` are
+    ``(host, inside)`` pairs bound read-only at another path, inside the fresh /run or /tmp
+    (bubblewrap makes their mount points there before /run is remounted read-only): the model
+    gateway's socket and forwarder, reached with the network still unshared.
     """
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--new-session", "--as-pid-1", "--cap-drop", "ALL"]
@@ -87,6 +91,8 @@ def bwrap_argv(
     # written), never created, renamed or removed: read-only, so no command can swap one for a
     # symlink that the host would then follow (and write a request into a host file)
     argv += ["--bind", str(workspace), INNER_WORKSPACE, "--ro-bind", str(ctl), INNER_CTL]
+    for host, inside in ro_mounts:
+        argv += ["--ro-bind", host, inside]
     for path in ["/root", "/home", "/run", *map(str, hidden)]:
         argv += ["--remount-ro", path]
     argv += ["--remount-ro", "/", "--chdir", INNER_WORKSPACE]

@@ -127,6 +127,7 @@ class Container:
                 volumes={
                     **{p: {"bind": p, "mode": "ro"} for p in opts.extra_ro_binds},
                     **{p: {"bind": p, "mode": "rw"} for p in opts.extra_rw_binds},
+                    **{host: {"bind": inside, "mode": "ro"} for host, inside in opts.ro_mounts},
                     self.run_dir: {"bind": RUN_DIR, "mode": "rw"},
                     str(_SERVER_SOURCE): {"bind": SERVER_PATH, "mode": "ro"},
                 },

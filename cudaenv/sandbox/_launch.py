@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from cudaenv.errors import SandboxError
@@ -54,6 +55,7 @@ def launch(
     rw_binds: list[Path],
     counter: itertools.count[int],
     lock: threading.RLock,
+    ro_mounts: Sequence[tuple[str, str]] = (),
 ) -> Runtime:
     """Start the supervisor of the sandbox in ``root`` (``workspace/``, ``ctl/``) with two idle
     slots; its processes are in the sandbox's cgroups before it forks anything."""
@@ -82,6 +84,7 @@ def launch(
                 hide=[_host.sandbox_parent(), *_host.hidden_data_dirs()],
                 ro_binds=[*_host.python_prefixes(), *sandbox_ro_dirs(), *ro_binds],
                 rw_binds=rw_binds,
+                ro_mounts=ro_mounts,
                 tmp_size_bytes=(limits.file_size_mb << 20) if bwrap.size_flag else None,
                 info_fd=info_w,
                 command=script,

@@ -114,10 +114,12 @@ class LocalSandbox(Sandbox):
         extra_ro_binds: list[str] | None = None,
         extra_rw_binds: list[str] | None = None,
         env: Mapping[str, str] | None = None,
+        ro_mounts: Mapping[str, str] | list[tuple[str, str]] | None = None,
     ) -> None:
         opts: LocalOptions = validated(LocalOptions, {
             "limits": limits, "isolation": isolation, "network": network, "env": env,
             "extra_ro_binds": extra_ro_binds, "extra_rw_binds": extra_rw_binds,
+            "ro_mounts": ro_mounts,
         })  # fmt: skip
         # first: a refused sandbox leaves nothing behind
         bwrap = _host.bubblewrap_for(opts.isolation)
@@ -197,6 +199,7 @@ class LocalSandbox(Sandbox):
         opts = self.options.model_copy(
             update={
                 "network": False,
+                "ro_mounts": [],
                 "extra_rw_binds": [*self.options.extra_rw_binds, *map(str, rw_binds)],
                 "extra_ro_binds": [*self.options.extra_ro_binds, *map(str, ro_binds)],
             }
@@ -233,6 +236,7 @@ class LocalSandbox(Sandbox):
             rw_binds=self.extra_rw_binds,
             counter=self._state.counter,
             lock=self._lock,
+            ro_mounts=self.options.ro_mounts,
         )
 
     # ---------------------------------------------------------------------- exec

@@ -65,10 +65,36 @@ class _Options(BaseModel):
         "compiler cache, only in a sandbox that runs nothing but the compiler)",
     )
 
+    ro_mounts: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="host path -> absolute path inside (under /run or /tmp), read-only: a "
+        "socket or file the sandbox needs without the network (the model gateway's); a "
+        "{host: inside} mapping is accepted too",
+    )
+
     @field_validator("extra_ro_binds", "extra_rw_binds", mode="before")
     @classmethod
     def _host_paths(cls, value: Any) -> Any:
         return _paths(value)
+
+    @field_validator("ro_mounts", mode="before")
+    @classmethod
+    def _mount_pairs(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, dict):
+            value = list(value.items())
+        if isinstance(value, list | tuple):
+            return [tuple(os.fspath(p) for p in pair) for pair in value]
+        return value
+
+    @field_validator("ro_mounts")
+    @classmethod
+    def _absolute_inside(cls, value: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        for host, inside in value:
+            if not (os.path.isabs(host) and os.path.isabs(inside)):
+                raise ValueError(f"ro_mounts paths must be absolute, got {host!r} -> {inside!r}")
+        return value
 
     def as_kwargs(self) -> dict[str, Any]:
         """The backend constructor's keyword arguments (``make_sandbox(backend, **these)``);

@@ -119,3 +119,37 @@ def test_docker_options_and_pool_still_import_from_the_backend_module() -> None:
 
     assert FromBackend is DockerOptions and DockerOptions().image == EVAL_IMAGE
     assert DockerSandboxPool is Pool
+
+
+def test_ro_mounts_accept_a_mapping_and_want_absolute_paths() -> None:
+    opts = sandbox_options("local", {"ro_mounts": {"/etc/hostname": "/run/x/hostname"}})
+    assert opts.ro_mounts == [("/etc/hostname", "/run/x/hostname")]
+    assert sandbox_options("docker", {"ro_mounts": None}).ro_mounts == []
+    with pytest.raises(SpecError, match="ro_mounts") as err:
+        sandbox_options("local", {"ro_mounts": [("etc/hostname", "/run/x")]})
+    assert err.value.field == "ro_mounts"
+
+
+def test_ro_mounts_are_read_only_at_their_inside_path_without_network(tmp_path: Path) -> None:
+    secret = tmp_path / "note.txt"
+    secret.write_text("through the mount\n")
+    box = make_sandbox("local", ro_mounts={str(secret): "/run/cudaenv-test/note.txt"})
+    try:
+        if box.isolation != "bubblewrap":
+            pytest.skip("bubblewrap is not available here")
+        assert not box.network
+        res = box.exec("cat /run/cudaenv-test/note.txt", timeout=30)
+        assert res.ok and res.stdout == "through the mount\n"
+        res = box.exec("echo x > /run/cudaenv-test/note.txt", timeout=30)
+        assert not res.ok
+        res = box.exec("cat /proc/net/dev | tail -n +3 | cut -d: -f1", timeout=30)
+        assert res.stdout.split() == ["lo"]  # the network is still unshared
+        sibling = box.compile_sibling(rw_binds=[], ro_binds=[])
+        assert sibling is not None
+        try:
+            assert not sibling.exec("test -e /run/cudaenv-test/note.txt", timeout=30).ok
+        finally:
+            sibling.close()
+    finally:
+        box.close()
+    assert secret.read_text() == "through the mount\n"
