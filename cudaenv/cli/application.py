@@ -12,7 +12,7 @@ from types import ModuleType
 
 import typer
 
-from cudaenv.cli import catalog, grading, interop, redteam
+from cudaenv.cli import catalog, generate, grading, interop, redteam
 from cudaenv.cli import eval as evaluation
 from cudaenv.cli.common import err_console
 
@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     grading,  # grade, validate, baseline
     interop,  # export-harbor
     redteam,  # redteam
+    generate,  # generate
 )
 
 

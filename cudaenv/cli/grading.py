@@ -186,14 +186,25 @@ def validate(
     image: ImageOption = None,
     gpus: GpusOption = None,
     isolation: IsolationOption = None,
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", help="validate N problems spanning every family (or group)"),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="which --sample")] = 0,
 ) -> None:
-    """The release gate: specs valid, references build (and pass with a GPU), NOP fails."""
+    """The release gate: specs valid, references build (and pass with a GPU), NOP fails, and
+    a generated problem's mutants fail where its tests run (``validate generated --sample N``)."""
     from cudaenv.grading.release_gate import validate_problem
     from cudaenv.sandbox.base import declare_workers
 
     options = sandbox_options(sandbox, image, gpus, isolation)
 
     suite = selected(source, ids, groups)
+    if sample is not None:
+        from cudaenv.families import sample as spanning
+        from cudaenv.problems.suite import Suite
+
+        suite = Suite(spanning(list(suite), sample, seed), source=source)
     rows = []
     progress = Reporter(console, "validating", len(suite))
     declare_workers(workers)  # the sandboxes' default memory cap shares the host among them

@@ -46,6 +46,24 @@ def nop_solution(problem: Problem) -> Solution:
     return Solution(task_id=problem.task_id, files=[SourceFile(path=p, content="") for p in paths])
 
 
+def _mutant_issues(problem: Problem, sandbox: str, opts: Mapping[str, Any]) -> list[str]:
+    """A generated problem's wrong solutions (``cudaenv.families``: tail skipped, wrong
+    operator or axis, ...) must each fail its tests; one that passes means the harness misses
+    that mistake. Only where the tests run here (a GPU problem's mutants need a GPU)."""
+    if not getattr(problem.metadata, "family", None):
+        return []
+    from cudaenv.families import mutants
+
+    issues = []
+    for m in mutants(problem):
+        if not m.deterministic:  # a race a CPU simulator cannot show
+            continue
+        v = grade(problem, m.solution(problem.task_id), sandbox=sandbox, sandbox_options=opts)
+        if v.passed is not False:
+            issues.append(f"mutant {m.name} ({m.kind}) is not rejected: {v.reason}")
+    return issues
+
+
 def validate_problem(
     problem: Problem,
     *,
@@ -120,6 +138,8 @@ def validate_problem(
         issues.append("benchmark produced no timing")
     if bench and ref.solution_ms is not None:  # the declared work against the device's peaks
         issues += reference_issues(problem, ref)
+    if can_run and ref.passed:
+        issues += _mutant_issues(problem, sandbox, opts)
     # a NOP that builds cannot be told apart from a passing solution without a GPU; it is only
     # an error where the tests could run
     if not can_run and nop.passed is None and nop.compiled:
