@@ -18,6 +18,8 @@ FAMILIES: dict[str, str] = {
     "py-rownorm": "cudaenv.families.py_rownorm:PyRowNorm",
     "permute": "cudaenv.families.permute:Permute",
     "py-permute": "cudaenv.families.py_permute:PyPermute",
+    "stencil": "cudaenv.families.stencil:Stencil",
+    "py-stencil": "cudaenv.families.py_stencil:PyStencil",
 }
 
 
