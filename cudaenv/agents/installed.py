@@ -16,12 +16,21 @@ the instruction) live in a private directory under the sandbox's ``$HOME`` (a pe
 cross the sandbox boundary through ``exec`` in base64 chunks (the event stream gzipped), so
 no output cap truncates them and any backend works.
 
-Network: the CLI must reach its model server, so the sandbox must have network access
-(``cudaenv.make(..., sandbox_options={"network": True})``); the agent refuses to run
-otherwise. The local bubblewrap backend cannot allow a single host: with ``network=True``
-every address the host reaches is open to the CLI and the commands it runs. The API key is
-in the CLI's environment, so the commands it runs can read it too. Grading never gets the
-network (``CudaEnv`` drops the option for its grading sandboxes).
+Model calls (the default, "gateway mode"): the sandbox has no network at all. The CLI's
+model calls go to the process-wide model gateway (:mod:`cudaenv.agents.gateway_link`,
+:mod:`cudaenv.gateway`): the gateway's Unix socket and a forwarder are mounted read-only into
+the sandbox, the forwarder listens on the sandbox's own loopback, and the CLI is given that
+address and a per-episode token as its API key. The real key stays on the host, budgets
+(``budget``) are enforced per episode (past one, the episode ends truncated with the reason
+and is still graded), and every call is captured: ``trajectory.turns``,
+``trajectory.model_calls``, usage and cost (from ``prices``) come from the gateway.
+
+Direct mode (an explicit opt-in, with a warning): an env made with
+``sandbox_options={"network": True}`` (or ``gateway=False``) runs the CLI with the host's
+network and the real key in its environment. The local bubblewrap backend cannot allow a
+single host: every address the host reaches is open to the CLI and the commands it runs, and
+those commands can read the key. Grading never gets the network (``CudaEnv`` drops the
+option for its grading sandboxes), nor the gateway's mounts.
 """
 
 from __future__ import annotations
@@ -30,12 +39,14 @@ import base64
 import gzip
 import os
 import shlex
+import warnings
 import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cudaenv.agents.base import finish_trajectory
 from cudaenv.agents.cli_events import PARSERS, ParsedRun
+from cudaenv.agents.gateway_link import EpisodeLink, api_family
 from cudaenv.agents.recipes import Recipe, load_recipe, render_config, render_env, render_run
 from cudaenv.env.external import ExternalStep
 from cudaenv.errors import AgentError
@@ -43,6 +54,7 @@ from cudaenv.errors import AgentError
 if TYPE_CHECKING:
     from cudaenv.env.core import CudaEnv
     from cudaenv.env.trajectory import Trajectory
+    from cudaenv.gateway import Budget, Gateway, PriceTable
     from cudaenv.sandbox.base import ExecResult, Sandbox
 
 __all__ = ["ClaudeCodeAgent", "InstalledAgent", "OpenCodeAgent", "cli_instruction"]
@@ -81,6 +93,14 @@ class InstalledAgent:
             the workspace is graded and the trajectory marked truncated ("time_limit").
         extra_env: more variables for the CLI (override the recipe's).
         name: the agent name in trajectories (default: the recipe's).
+        gateway: None (default): through the model gateway unless the env's sandboxes have
+            the network; True: always (an env with network is refused); False: direct mode
+            (needs the network; the key is in the CLI's environment; warns).
+        budget: the gateway session's :class:`~cudaenv.gateway.Budget` (or its fields):
+            model requests, tokens, wall time per episode.
+        prices: a :class:`~cudaenv.gateway.PriceTable` for the calls' cost.
+        model_gateway: a started :class:`~cudaenv.gateway.Gateway` to use instead of the
+            process-wide one.
     """
 
     def __init__(
@@ -94,6 +114,10 @@ class InstalledAgent:
         timeout_s: float = 1800.0,
         extra_env: Mapping[str, str] | None = None,
         name: str | None = None,
+        gateway: bool | None = None,
+        budget: Budget | Mapping[str, Any] | None = None,
+        prices: PriceTable | None = None,
+        model_gateway: Gateway | None = None,
     ) -> None:
         if max_turns < 1 or timeout_s <= 0:
             raise ValueError("max_turns must be >= 1 and timeout_s > 0")
@@ -105,8 +129,13 @@ class InstalledAgent:
         self.timeout_s = timeout_s
         self.extra_env = dict(extra_env or {})
         self.name = name or self.recipe.name
+        self.gateway = gateway
+        self.budget = budget
+        self.prices = prices
+        self.model_gateway = model_gateway
         self.last_run: ParsedRun | None = None  # the parsed events of the latest episode
         self.last_result: ExecResult | None = None  # the CLI's exec result (stderr, exit code)
+        self.last_session_summary: dict[str, Any] | None = None  # gateway mode: the totals
 
     # ------------------------------------------------------------------ helpers
     def _api_key(self) -> str:
@@ -171,7 +200,7 @@ class InstalledAgent:
 
     @staticmethod
     def _record(env: CudaEnv, parsed: ParsedRun) -> None:
-        """The CLI's tool calls and text as the episode's steps; its usage and cost."""
+        """The CLI's tool calls and text as the episode's steps (its usage: the caller's)."""
         for step in parsed.steps:
             env.record_step(
                 ExternalStep(
@@ -182,18 +211,60 @@ class InstalledAgent:
                     error=step.error,
                 )
             )
-        env.record_usage({**parsed.usage, "turns": parsed.turns}, cost_usd=parsed.cost_usd)
 
     # ------------------------------------------------------------------ episode
+    def _uses_gateway(self, env: CudaEnv) -> bool:
+        networked = env.sandbox_network
+        if self.gateway is True and networked:
+            raise AgentError(
+                f"{self.name} with gateway=True needs a sandbox without network: drop "
+                "sandbox_options={'network': True}"
+            )
+        use = not networked if self.gateway is None else self.gateway
+        if not use:
+            warnings.warn(
+                f"{self.name} runs in direct mode: the sandbox shares the host's network and the "
+                f"CLI's environment holds the real API key (${self.api_key_env}); the commands it "
+                "runs can reach every host and read the key. Leave the network off to go "
+                "through the model gateway.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return use
+
+    def _link(self) -> EpisodeLink:
+        family = api_family(self.recipe.parser)
+        return EpisodeLink(
+            family=family,
+            base_url=self.base_url or self.recipe.default_base_url,
+            api_key=self._api_key(),
+            budget=self.budget,
+            prices=self.prices,
+            gateway=self.model_gateway,
+        )
+
     def run(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
         key = self._api_key()  # fail before a sandbox is opened
-        env.reset(seed=seed)
+        link = self._link() if self._uses_gateway(env) else None
+        try:
+            if link is None:
+                env.reset(seed=seed)
+            else:
+                with env.sandbox_mounts(link.mounts):
+                    env.reset(seed=seed)
+            return self._episode(env, key, link)
+        finally:
+            if link is not None and not link.session.closed:
+                link.close()
+
+    def _episode(self, env: CudaEnv, key: str, link: EpisodeLink | None) -> Trajectory:
         box = env.sandbox
-        if not box.network:
+        if link is None and not box.network:
             raise AgentError(
-                f"{self.name} runs inside the sandbox and must reach its model server: create the env "
-                "with sandbox_options={'network': True} (the local sandbox then shares the host's "
-                "network; it cannot allow a single host)"
+                f"{self.name} in direct mode runs inside the sandbox and must reach its model "
+                "server: create the env with sandbox_options={'network': True} (the local "
+                "sandbox then shares the host's network; it cannot allow a single host), or "
+                "leave gateway=None to go through the model gateway"
             )
         probe = self._check(
             box,
@@ -209,8 +280,10 @@ class InstalledAgent:
             )
         private = f"{home}/{AGENT_DIR}"
         values: dict[str, Any] = {
-            "api_key": key,
-            "base_url": self.base_url or self.recipe.default_base_url,
+            "api_key": key if link is None else link.token,
+            "base_url": (self.base_url or self.recipe.default_base_url)
+            if link is None
+            else link.base_url,
             "model": self.model,
             "provider": self.recipe.provider or "",
             "max_turns": self.max_turns,
@@ -224,22 +297,48 @@ class InstalledAgent:
             self._write_private(box, f"{values['home']}/{rel}", config)
         events_file = f"{private}/events.jsonl"
         command = f"{render_run(self.recipe, values)} > {shlex.quote(events_file)}"
+        if link is not None:
+            command = f"{link.forwarder} && {command}"
         cli_env = render_env(self.recipe, values) | self.extra_env
         result = box.exec(command, timeout=self.timeout_s, env=cli_env)
         self.last_result = result
         parsed = PARSERS[self.recipe.parser](self._read_private(box, events_file))
         self.last_run = parsed
+        budget_reason = None
         self._record(env, parsed)
-        failed = not result.timed_out and result.exit_code != 0 and parsed.turns == 0
+        if link is None:
+            env.record_usage({**parsed.usage, "turns": parsed.turns}, cost_usd=parsed.cost_usd)
+        else:
+            link.close()  # nothing more is admitted; grading runs without it
+            budget_reason = link.session.truncation_reason
+            self._record_gateway(env, parsed, link)
+        failed = (
+            not result.timed_out
+            and result.exit_code != 0
+            and parsed.turns == 0
+            and budget_reason is None
+        )
         if not failed:
-            env.submit(truncation_reason="time_limit" if result.timed_out else parsed.stop_reason)
+            reason = budget_reason or ("time_limit" if result.timed_out else parsed.stop_reason)
+            env.submit(truncation_reason=reason)
         traj = finish_trajectory(env, self.name)  # a failed run's partial record names it too
         if failed:
-            detail = "; ".join(parsed.errors) or result.stderr.strip()[-1000:] or "no output"
+            errors = [*parsed.errors, *(link.errors() if link is not None else [])]
+            detail = "; ".join(errors) or result.stderr.strip()[-1000:] or "no output"
             raise AgentError(
                 f"{self.name} exited with code {result.exit_code} before any model reply: {detail}"
             )
         return traj
+
+    def _record_gateway(self, env: CudaEnv, parsed: ParsedRun, link: EpisodeLink) -> None:
+        """Usage, cost, turns and calls from the gateway (the CLI's figures where it has none)."""
+        summary = link.session.summary()
+        self.last_session_summary = summary
+        usage = link.usage() or parsed.usage
+        cost = summary["cost_usd"] if summary["cost_usd"] is not None else parsed.cost_usd
+        env.record_usage({**usage, "turns": parsed.turns}, cost_usd=cost)
+        env.record_turns(link.session.turns())
+        env.record_model_calls(link.model_calls())
 
 
 class ClaudeCodeAgent(InstalledAgent):

@@ -17,11 +17,15 @@ the env to say what the task is, to keep the record, and to grade. The three cal
    graded all the same but ends truncated with that reason.
 
 The driver never writes ``env.trajectory`` itself, so a record cannot be half updated.
+A driver that needs something mounted into the episode's sandbox (the model gateway's socket)
+opens the episode inside :meth:`~ExternalDriving.sandbox_mounts`; it records the calls its
+gateway served with :meth:`~ExternalDriving.record_model_calls`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cudaenv.env.messages import external_messages
 from cudaenv.env.text import clip, to_charset
 from cudaenv.env.tokens import count_tokens
-from cudaenv.env.trajectory import StepRecord, Trajectory
+from cudaenv.env.trajectory import StepRecord, Trajectory, Turn
 from cudaenv.errors import CudaEnvError
 from cudaenv.problems.model import Mode, SourceFile
 
@@ -86,6 +90,8 @@ class ExternalDriving:
 
     trajectory: Trajectory | None
     max_tokens: int | None
+    _sandbox_spec: Any
+    _sandbox_options: dict[str, Any]
     _instruction: Instruction | None
     _messages: list[dict[str, Any]]
     _done: bool
@@ -103,6 +109,38 @@ class ExternalDriving:
         if self._instruction is None:
             raise CudaEnvError("call reset() before reading the instruction")
         return self._instruction
+
+    @property
+    def sandbox_network(self) -> bool:
+        """Whether the env's sandboxes are asked for the network (``sandbox_options``)."""
+        return bool(self._sandbox_options.get("network"))
+
+    @contextlib.contextmanager
+    def sandbox_mounts(self, ro_mounts: Mapping[str, str]) -> Iterator[None]:
+        """Sandboxes opened inside the block (by ``reset``) also get ``ro_mounts``
+        (host path -> inside path, read-only; the sandbox option of that name). Grading
+        sandboxes, opened later, never get them. Raises CudaEnvError when the env's sandbox
+        is a factory (its options are not the env's to extend)."""
+        if callable(self._sandbox_spec):
+            raise CudaEnvError(
+                "this env's sandbox is a factory: it cannot be given extra mounts; make the env "
+                "with a backend name (sandbox='local' or 'docker')"
+            )
+        saved = self._sandbox_options
+        mounts = [*(saved.get("ro_mounts") or []), *ro_mounts.items()]
+        self._sandbox_options = {**saved, "ro_mounts": mounts}
+        try:
+            yield
+        finally:
+            self._sandbox_options = saved
+
+    def record_turns(self, turns: list[Turn]) -> None:
+        """Append model replies (token ids, logprobs, the message) captured outside the env."""
+        self._live_trajectory("record_turns").turns.extend(turns)
+
+    def record_model_calls(self, calls: list[dict[str, Any]]) -> None:
+        """Append per-call records of the episode's model calls (JSON-safe dicts, redacted)."""
+        self._live_trajectory("record_model_calls").model_calls.extend(calls)
 
     def record_step(self, step: ExternalStep | Mapping[str, Any]) -> StepRecord:
         """Record one step the driver ran itself; returns the trajectory's new record.

@@ -55,3 +55,5 @@ class Trajectory(BaseModel):
     agent: str | None = None
     usage: dict[str, int] = Field(default_factory=dict)
     cost_usd: float | None = None  # what the agent's model calls cost, where its CLI reports it
+    # one JSON-safe record per model call a gateway served (credentials already redacted)
+    model_calls: list[dict[str, Any]] = Field(default_factory=list)

@@ -2,7 +2,9 @@
 
 The CLIs run for real, unmodified, inside the episode's bubblewrap sandbox on the CPU fixture
 problem; the servers speak the real wire protocols (Anthropic Messages with SSE, OpenAI chat
-completions with SSE). The CLI tests are ``slow`` and skip when the binary is not installed
+completions with SSE). By default the sandbox has no network and the CLI reaches the server
+through the model gateway (``tests/agents/test_gateway_mode.py`` checks what that adds); the
+direct mode (``network=True``) is checked here too. The CLI tests are ``slow`` and skip when the binary is not installed
 (``.ci/agents-setup.sh`` installs both); recipe, parser and refusal tests run everywhere.
 """
 
@@ -53,7 +55,13 @@ def cpu_problem(cpu_problem_dir: Path):
 
 
 def networked_env(problem):
+    """Direct mode: the CLI shares the host's network (the agent warns)."""
     return cudaenv.make(problem, sandbox_options={"network": True})
+
+
+def run_direct(agent: InstalledAgent, problem):
+    with pytest.warns(UserWarning, match="direct mode"):
+        return agent.run(networked_env(problem))
 
 
 def _live_with_env(entry: bytes) -> list[int]:
@@ -74,8 +82,8 @@ def _live_with_env(entry: bytes) -> list[int]:
 
 
 def run_and_list_leftovers(agent: InstalledAgent, problem, mark: str):
-    """Run ``agent`` to its end; then, its sandbox still open, the CLI processes still alive."""
-    env = networked_env(problem)
+    """Run ``agent`` to its end (gateway mode); then the CLI processes still alive."""
+    env = cudaenv.make(problem)
     try:
         traj = agent.run(env)
         return traj, _live_with_env(f"{MARK_ENV}={mark}".encode())
@@ -204,11 +212,24 @@ def test_opencode_parser_reads_steps_and_errors() -> None:
 # ---------------------------------------------------------------------- refusals (no CLI needed)
 
 
-def test_refuses_a_sandbox_without_network(cpu_problem) -> None:
-    agent = ClaudeCodeAgent(model="scripted", base_url="http://127.0.0.1:9")
+def test_direct_mode_warns_and_needs_the_network(cpu_problem) -> None:
+    agent = ClaudeCodeAgent(model="scripted", base_url="http://127.0.0.1:9", gateway=False)
     env = cudaenv.make(cpu_problem)
     try:
-        with pytest.raises(AgentError, match="network"):
+        with (
+            pytest.warns(UserWarning, match="real API key"),
+            pytest.raises(AgentError, match="network"),
+        ):
+            agent.run(env)
+    finally:
+        env.close()
+
+
+def test_gateway_mode_refuses_a_sandbox_with_network(cpu_problem) -> None:
+    agent = ClaudeCodeAgent(model="scripted", base_url="http://127.0.0.1:9", gateway=True)
+    env = networked_env(cpu_problem)
+    try:
+        with pytest.raises(AgentError, match="without network"):
             agent.run(env)
     finally:
         env.close()
@@ -216,7 +237,7 @@ def test_refuses_a_sandbox_without_network(cpu_problem) -> None:
 
 def test_missing_binary_is_an_agent_error(cpu_problem) -> None:
     recipe = load_recipe("opencode").model_copy(update={"binary": "cudaenv-no-such-cli"})
-    env = networked_env(cpu_problem)
+    env = cudaenv.make(cpu_problem)
     try:
         with pytest.raises(AgentError, match=r"not on the sandbox's PATH.*npm install -g"):
             InstalledAgent(recipe, base_url="http://127.0.0.1:9/v1").run(env)
@@ -258,14 +279,14 @@ def claude(srv: AnthropicServer, **options) -> InstalledAgent:
 
 @pytest.mark.slow
 @needs("claude")
-def test_claude_code_writes_the_solution(cpu_problem) -> None:
+def test_claude_code_writes_the_solution_in_direct_mode(cpu_problem) -> None:
     script = [
         tool_use("Write", file_path="{cwd}/solution.cpp", content=CPU_SOLUTION),
         text("Wrote solution.cpp."),
     ]
     with AnthropicServer(script) as srv:
         agent = claude(srv)
-        traj = agent.run(networked_env(cpu_problem))
+        traj = run_direct(agent, cpu_problem)
     assert traj.reward == 1.0, (traj.verdict, agent.last_result)
     assert traj.agent == "claude-code" and traj.terminated and not traj.truncated
     write = traj.steps[0]
@@ -289,7 +310,7 @@ def test_claude_code_writes_the_solution(cpu_problem) -> None:
 @needs("claude")
 def test_claude_code_empty_session_scores_zero(cpu_problem) -> None:
     with AnthropicServer([text("I will not do anything.")]) as srv:
-        traj = claude(srv).run(networked_env(cpu_problem))
+        traj = claude(srv).run(cudaenv.make(cpu_problem))
     assert traj.reward == 0.0 and traj.terminated
     assert [s.tool for s in traj.steps] == [None, "submit"] and traj.usage["turns"] == 1
 
@@ -299,7 +320,7 @@ def test_claude_code_empty_session_scores_zero(cpu_problem) -> None:
 def test_claude_code_turn_limit_truncates(cpu_problem) -> None:
     ls = tool_use("Bash", command="ls", description="list files")
     with AnthropicServer([ls], default=ls) as srv:
-        traj = claude(srv, max_turns=2).run(networked_env(cpu_problem))
+        traj = claude(srv, max_turns=2).run(cudaenv.make(cpu_problem))
     assert traj.truncated and traj.truncation_reason == "max_turns" and traj.reward == 0.0
     assert [s.tool for s in traj.steps if s.tool] == ["Bash", "Bash", "submit"]
     assert "test" not in traj.steps[0].observation.split()  # hidden tests never reach the sandbox
@@ -326,14 +347,14 @@ def opencode(srv: StreamingScriptedServer, **options) -> InstalledAgent:
 
 @pytest.mark.slow
 @needs("opencode")
-def test_opencode_writes_the_solution(cpu_problem) -> None:
+def test_opencode_writes_the_solution_in_direct_mode(cpu_problem) -> None:
     script = [
         tool_call("write", filePath="{cwd}/solution.cpp", content=CPU_SOLUTION),
         oa_text("Wrote solution.cpp."),
     ]
     with StreamingScriptedServer(script, usage=(100, 20)) as srv:
         agent = opencode(srv)
-        traj = agent.run(networked_env(cpu_problem))
+        traj = run_direct(agent, cpu_problem)
     assert traj.reward == 1.0, (traj.verdict, agent.last_result)
     assert traj.agent == "opencode" and traj.terminated
     write = traj.steps[0]
@@ -351,7 +372,7 @@ def test_opencode_writes_the_solution(cpu_problem) -> None:
 @needs("opencode")
 def test_opencode_empty_session_scores_zero(cpu_problem) -> None:
     with StreamingScriptedServer([oa_text("Nothing to do.")]) as srv:
-        traj = opencode(srv).run(networked_env(cpu_problem))
+        traj = opencode(srv).run(cudaenv.make(cpu_problem))
     assert traj.reward == 0.0 and traj.terminated
     assert [s.tool for s in traj.steps] == [None, "submit"] and traj.usage["turns"] == 1
 
