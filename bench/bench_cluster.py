@@ -178,13 +178,21 @@ def busy(sim: Sim, root: Path, n: int) -> dict[str, Any]:
     per: dict[str, list[Any]] = {}
     for o in outs:
         per.setdefault(o.grader or "?", []).append(o.interval)
-    fractions = {}
+    fractions, gaps = {}, {}
     for g, ivs in per.items():
         held = sum(i.end - i.start for i in ivs)
         window = max(i.end for i in ivs) - min(i.start for i in ivs)
         fractions[g] = round(held / window, 3) if window > 0 else None
+        # the device's idle time between two stages: the scheduler's overhead as it costs
+        gaps[g] = round((window - held) * 1000 / (len(ivs) - 1), 2) if len(ivs) > 1 else None
     passed = sum(bool(o.verdict and o.verdict.passed) for o in outs)
-    return {"stages": n, "passed": passed, "busy_fraction": fractions, "target": 0.9}
+    return {
+        "stages": n,
+        "passed": passed,
+        "busy_fraction": fractions,
+        "target": 0.9,
+        "device_gap_ms_per_stage": gaps,
+    }
 
 
 def scale(sim: Sim, root: Path, n: int, max_nodes: int) -> dict[str, Any]:
