@@ -37,6 +37,34 @@ from cudaenv.cli.runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interru
 from cudaenv.errors import SpecError
 
 MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model
+GATEWAY_AGENTS = ("claude-code", "opencode")  # CLIs whose calls go through the model gateway
+
+
+def _with_prices(spec: Any, agent: str, prices: Path | None) -> Any:
+    """The agent spec with a gateway price table (``--prices FILE``, claude-code/opencode)."""
+    if prices is None:
+        return spec
+    if agent not in GATEWAY_AGENTS:
+        raise SpecError(
+            f"--prices applies to --agent {' | '.join(GATEWAY_AGENTS)}, not {agent!r}",
+            field="prices",
+        )
+    from cudaenv.gateway import PriceTable
+
+    base = {"name": spec} if isinstance(spec, str) else dict(spec)
+    return base | {"prices": PriceTable.load(prices)}
+
+
+def _run_cost(out: Path, planned: set[str]) -> dict[str, Any]:
+    """The cost totals of the planned episodes' latest trajectories (``summary["cost"]``)."""
+    from cudaenv.grading.summary import cost_stats
+    from cudaenv.rollout import ResultStore
+
+    latest: dict[str, dict[str, Any]] = {}
+    for rec in ResultStore(out, "trajectories").records():
+        if rec.get("key") in planned and isinstance(rec.get("trajectory"), dict):
+            latest[rec["key"]] = rec["trajectory"]
+    return cost_stats(latest.values())
 
 
 def _agent_spec(agent: str, model: str | None, base_url: str | None, max_turns: int | None) -> Any:
@@ -150,6 +178,14 @@ def eval_cmd(
     max_steps: Annotated[
         int, typer.Option("--max-steps", min=1, help="steps before truncation")
     ] = 50,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            "--prices",
+            help="YAML/JSON price table {model: {input_per_mtok, output_per_mtok}} for the "
+            "gateway's per-call cost (claude-code, opencode); summary.json sums it",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate an agent: episodes in parallel, DIR/summary.json with pass@k by group."""
     from cudaenv.grading.summary import summarise
@@ -164,7 +200,7 @@ def eval_cmd(
         )
     box_options = sandbox_options(sandbox, image, gpus, isolation)
     ks = sorted({int(x) for x in split_csv(k) or ["1"]})
-    spec = _agent_spec(agent, model, base_url, max_turns)
+    spec = _with_prices(_agent_spec(agent, model, base_url, max_turns), agent, prices)
     suite = selected(source, ids, groups)
     problems = list(suite)
     if mode == "optimize":
@@ -227,9 +263,10 @@ def eval_cmd(
             "attempts": attempts,
             "status_counts": statuses,
             "interrupted": bool(stop["signals"]),
+            "cost": _run_cost(out, planned),
         }
     )
-    if isinstance(spec, dict):
+    if isinstance(spec, dict) and spec.get("model"):
         summary["model"] = spec["model"]
     write_summary(out, summary)
     title = f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"

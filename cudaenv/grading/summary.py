@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -125,3 +125,34 @@ def summarise(rows: Sequence[Graded], ks: Sequence[int] = (1,)) -> dict[str, Any
     for r in rows:
         groups[r.group].append(r)
     return _counts(rows, ks) | {"groups": {g: _counts(rs, ks) for g, rs in sorted(groups.items())}}
+
+
+def cost_stats(trajectories: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a run's model calls cost, from its trajectories (JSON dicts).
+
+    ``cost_usd`` sums the samples whose cost is known (a gateway price table or the CLI's own
+    figure); ``unpriced_samples`` had model usage but no cost, ``unpriced_calls`` counts their
+    gateway calls with tokens and no price. ``cost_usd`` is None when no sample had a cost.
+
+    >>> cost_stats([{"cost_usd": 0.5}, {"cost_usd": None, "usage": {"total_tokens": 9},
+    ...   "model_calls": [{"cost_usd": None, "usage": {"input_tokens": 9}}]}])
+    {'cost_usd': 0.5, 'priced_samples': 1, 'unpriced_samples': 1, 'unpriced_calls': 1}
+    """
+    total, priced, unpriced_samples, unpriced_calls = 0.0, 0, 0, 0
+    for traj in trajectories:
+        cost = traj.get("cost_usd")
+        if cost is not None:
+            total += float(cost)
+            priced += 1
+        elif (traj.get("usage") or {}).get("total_tokens"):
+            unpriced_samples += 1
+        for call in traj.get("model_calls") or []:
+            tokens = sum(int(v) for v in (call.get("usage") or {}).values() if type(v) is int)
+            if call.get("cost_usd") is None and tokens:
+                unpriced_calls += 1
+    return {
+        "cost_usd": round(total, 6) if priced else None,
+        "priced_samples": priced,
+        "unpriced_samples": unpriced_samples,
+        "unpriced_calls": unpriced_calls,
+    }

@@ -6,7 +6,7 @@ turns are there, and from inside the episode the real key is in no environment, 
 ``/proc`` entry while the session token is (the search can find what is there). A budget
 trips: the episode ends truncated with the gateway's reason and is still graded.
 
-``slow``; skipped when the CLI is not installed (``.ci/agents-setup.sh`` installs both).
+Each takes seconds (not ``slow``); skipped when the CLI is not installed (``.ci/agents-setup.sh`` installs both).
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ def assert_every_call_captured(traj, calls_made: int) -> None:
     assert KEY not in traj.model_dump_json()
 
 
-@pytest.mark.slow
 @needs("claude")
 def test_claude_code_solves_through_the_gateway_and_holds_no_key(
     monkeypatch: pytest.MonkeyPatch, cpu_problem
@@ -98,7 +97,6 @@ def test_claude_code_solves_through_the_gateway_and_holds_no_key(
     assert traj.cost_usd > 0 and summary["unpriced_calls"] == 0
 
 
-@pytest.mark.slow
 @needs("claude")
 def test_a_budget_trip_truncates_and_is_still_graded(cpu_problem) -> None:
     write = tool_use("Write", file_path="{cwd}/solution.cpp", content=CPU_SOLUTION)
@@ -118,7 +116,6 @@ def test_a_budget_trip_truncates_and_is_still_graded(cpu_problem) -> None:
     assert traj.steps[-1].tool == "submit"
 
 
-@pytest.mark.slow
 @needs("opencode")
 def test_opencode_solves_through_the_gateway(cpu_problem) -> None:
     script = [
