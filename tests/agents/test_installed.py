@@ -4,8 +4,9 @@ The CLIs run for real, unmodified, inside the episode's bubblewrap sandbox on th
 problem; the servers speak the real wire protocols (Anthropic Messages with SSE, OpenAI chat
 completions with SSE). By default the sandbox has no network and the CLI reaches the server
 through the model gateway (``tests/agents/test_gateway_mode.py`` checks what that adds); the
-direct mode (``network=True``) is checked here too. The CLI tests are ``slow`` and skip when the binary is not installed
-(``.ci/agents-setup.sh`` installs both); recipe, parser and refusal tests run everywhere.
+direct mode (``network=True``) is checked here too. The CLI tests are ``slow`` and skip when
+the binary is not installed (``.ci/agents-setup.sh`` installs both); recipe, parser and
+refusal tests run everywhere.
 """
 
 from __future__ import annotations
