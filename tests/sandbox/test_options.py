@@ -153,3 +153,25 @@ def test_ro_mounts_are_read_only_at_their_inside_path_without_network(tmp_path: 
     finally:
         box.close()
     assert secret.read_text() == "through the mount\n"
+
+
+@pytest.mark.docker
+def test_docker_ro_mounts_are_read_only_and_the_network_stays_off(
+    tmp_path: Path, eval_cpu_image: str
+) -> None:
+    note = tmp_path / "note.txt"
+    note.write_text("through the mount\n")
+    note.chmod(0o644)
+    box = make_sandbox(
+        "docker", image=eval_cpu_image, ro_mounts={str(note): "/run/cudaenv-test/note.txt"}
+    )
+    try:
+        assert not box.network
+        res = box.exec("cat /run/cudaenv-test/note.txt", timeout=60)
+        assert res.ok and res.stdout == "through the mount\n", res.stderr
+        assert not box.exec("echo x > /run/cudaenv-test/note.txt", timeout=60).ok
+        res = box.exec("cat /proc/net/dev | tail -n +3 | cut -d: -f1", timeout=60)
+        assert res.stdout.split() == ["lo"]
+    finally:
+        box.close()
+    assert note.read_text() == "through the mount\n"
