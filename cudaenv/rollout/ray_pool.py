@@ -83,7 +83,7 @@ def init_ray(address: str | None = None, **kwargs: Any) -> None:
     opts.update(kwargs)
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
-            ray.init(address=address, **opts)
+            ray.init(address=address or "local", **opts)  # None: never a stale /tmp/ray cluster
             return
         except Exception as exc:
             if attempt == START_ATTEMPTS or not _start_timed_out(exc, address):
