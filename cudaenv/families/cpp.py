@@ -50,6 +50,9 @@ CTYPES: dict[str, CType] = {
     ),
 }
 
+#: 32-bit integers (exact work: permutations, scans, histograms)
+INT32 = CType("i32", "int", "int", "int", "int", 4, 0.0, "")
+
 # Host-side binary16 conversions, written out so host_ref.h needs no CUDA header (g++ builds it).
 HALF_HOST = r"""
 // IEEE binary16 <-> float on the host, written out (no CUDA header in this file).
@@ -241,6 +244,7 @@ FORBIDDEN = ["libraries"]  # the prompt's "write the kernels yourself"
 __all__ = [
     "CTYPES",
     "FORBIDDEN",
+    "INT32",
     "CType",
     "closing",
     "harness",

@@ -2,7 +2,8 @@
 call, and the host reference's call (which fills ``want``/``tol`` per output element, in
 double); this module writes ``run_tests`` and ``run_perf`` around them.
 
-Every output element must satisfy ``|got - want| <= tol`` (``tol`` 0: exact, NaN fails);
+Every output element must equal ``want`` or satisfy ``|got - want| <= tol`` (``tol`` 0:
+exact; NaN fails, infinities must match);
 outputs are poisoned first and their guards checked; inputs must come back unchanged. The
 benchmark draws ``calls`` independent input sets from the grader's seed, warms up on the first,
 times every call on its own set and output, then checks them all (a family with a costly host
@@ -85,7 +86,7 @@ def _check_fn(spec: Spec) -> str:
         const size_t step = sample && n_{o.name} > sample ? n_{o.name} / sample : 1;
         for (size_t i = 0; i < n_{o.name}; i += step) {{
             const double g = {o.value(f"got_{o.name}[i]")};
-            if (!(fabs(g - want_{o.name}[i]) <= tol_{o.name}[i])) {{
+            if (!(g == want_{o.name}[i] || fabs(g - want_{o.name}[i]) <= tol_{o.name}[i])) {{
                 fprintf(stderr, "FAIL %s: {o.name}[%zu] = %.9g, expected %.9g (tolerance %.3g)\\n",
                         name, i, g, want_{o.name}[i], tol_{o.name}[i]);
                 return false;

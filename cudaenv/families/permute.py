@@ -22,8 +22,7 @@ from cudaenv.families.permute_ops import (
     tiled,
 )
 
-INT = cpp.CType("i32", "int", "int", "int", "int", 4, 0.0, "")
-TYPES = {**cpp.CTYPES, "i32": INT}
+TYPES = {**cpp.CTYPES, "i32": cpp.INT32}
 DTYPES = ("f32", "f64", "f16", "i32")
 CALLS = 5
 DT = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "i32": "int32"}

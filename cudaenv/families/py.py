@@ -52,8 +52,10 @@ def close(tag, got, want, tol):
     got = np.asarray(got)
     if got.shape != want.shape:
         return fail(tag, f"shape {{got.shape}}, expected {{want.shape}}")
-    err = np.abs(got.astype(np.float64) - want)
-    bad = np.flatnonzero(~(err <= tol))
+    g64 = got.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        ok = (g64 == want) | (np.abs(g64 - want) <= tol)  # equal infinities pass, NaN fails
+    bad = np.flatnonzero(~ok)
     if bad.size:
         i = int(bad[0])
         return fail(

@@ -20,6 +20,8 @@ FAMILIES: dict[str, str] = {
     "py-permute": "cudaenv.families.py_permute:PyPermute",
     "stencil": "cudaenv.families.stencil:Stencil",
     "py-stencil": "cudaenv.families.py_stencil:PyStencil",
+    "scan": "cudaenv.families.scan:Scan",
+    "py-scan": "cudaenv.families.py_scan:PyScan",
 }
 
 

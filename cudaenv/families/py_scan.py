@@ -1,0 +1,439 @@
+"""py-scan (numba-cuda): the scan family's inclusive/exclusive add/max/min scans, plain or
+segmented, of one array or every row, float32, float64 or int32. The reference scans tiles of
+128 elements in shared memory (Hillis-Steele on (head, value) pairs) with a carry: every row by
+one block, or one array by tile totals, their prefix, then every tile."""
+
+from __future__ import annotations
+
+import random
+
+from cudaenv.errors import SpecError
+from cudaenv.families import py
+from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.scan_ops import PERF, RTOL, difficulty, fn, space, tolerance_text, what
+
+DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32"}
+SIM_SHAPES = {"1d": [(1, 0), (1, 1), (1, 5), (1, 130), (1, 300)],
+              "rows": [(0, 5), (1, 1), (3, 5), (2, 33), (4, 150)]}  # fmt: skip
+GPU_SHAPES = {
+    "1d": [(1, 1023), (1, 100003), (1, 1 << 20)],
+    "rows": [(64, 1000), (3, 4099), (1000, 3)],
+}
+SIM_PERF = {"1d": (1, 300), "rows": (3, 150)}
+CALLS = 5
+FORBIDDEN = ["numpy.cumsum", "numpy.add.accumulate", "numpy.maximum.accumulate",
+             "numpy.minimum.accumulate", "numpy.cumprod", "numpy.fmax.accumulate"]  # fmt: skip
+
+
+def _consts(p: Params, bug: str | None) -> tuple[str, str, str]:
+    integer = p["dtype"] == "i32"
+    ident = {"add": "0" if integer else "0.0", "max": "-2147483648" if integer else "-math.inf",
+             "min": "2147483647" if integer else "math.inf"}[p["op"]]  # fmt: skip
+    op = {"add": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[p["op"]]
+    acc = DTYPES[p["dtype"]]
+    if bug == "narrow":
+        acc = {"float64": "float32", "float32": "int32", "int32": "int16"}[acc]
+    return ident, op, acc
+
+
+def reference(p: Params, bug: str | None = None) -> str:
+    ident, op, acc = _consts(p, bug)
+    rows = p["layout"] == "rows"
+    at = "r, i" if rows else "i"
+    seg = p["segmented"] and bug != "boundary"
+    head = f"1 if (i == 0 or fl[{at}] != 0) else 0" if seg else "1 if i == 0 else 0"
+    kind = (
+        p["kind"]
+        if bug != "operator"
+        else ("exclusive" if p["kind"] == "inclusive" else "inclusive")
+    )
+    res = "incl" if kind == "inclusive" else "excl"
+    end = "n - n % 32" if bug == "tail" else "n"
+    fl_arg = "fl, " if p["segmented"] else ""
+    tile = f"""
+@cuda.jit(device=True)
+def op(a, b):
+    return {op}
+
+
+@cuda.jit(device=True)
+def tile_scan(x, {fl_arg}out, r, t0, n, cv, cf, sv, sf, write):
+    # Scans elements [t0, t0 + THREADS) after the carry (cf, cv); returns the carry after them.
+    tid = cuda.threadIdx.x
+    i = t0 + tid
+    h = 0
+    v = ID
+    if i < {end}:
+        v = x[{at}]
+        h = {head}
+    sv[tid] = v
+    sf[tid] = h
+    cuda.syncthreads()
+    off = 1
+    while off < THREADS:
+        pv = ID
+        pf = 0
+        if tid >= off:
+            pv = sv[tid - off]
+            pf = sf[tid - off]
+        cuda.syncthreads()
+        if tid >= off:
+            if sf[tid] == 0:
+                sv[tid] = op(pv, sv[tid])
+            sf[tid] = sf[tid] | pf
+        cuda.syncthreads()
+        off *= 2
+    incl = sv[tid] if sf[tid] else op(cv, sv[tid])
+    excl = cv
+    if tid > 0:
+        excl = sv[tid - 1] if sf[tid - 1] else op(cv, sv[tid - 1])
+    if h:
+        excl = ID
+    if write and i < {end}:
+        out[{at}] = {res}
+    lf = sf[THREADS - 1]
+    lv = sv[THREADS - 1]
+    cuda.syncthreads()
+    if lf:
+        return lv, 1
+    return op(cv, lv), cf
+"""
+    restart = bug == "tile-restart"  # every tile starts a new scan
+    carry = "ID, 0" if restart else "cv, cf"
+    pre = "ID, 0" if restart else "tv[t], tf[t]"
+    if rows:
+        kernels = f"""
+@cuda.jit
+def _rows(x, {fl_arg}out):
+    sv = cuda.shared.array(THREADS, dtype={acc})
+    sf = cuda.shared.array(THREADS, dtype=int32)
+    rows = x.shape[0]
+    n = x.shape[1]
+    r = cuda.blockIdx.x
+    while r < rows:
+        cv = ID
+        cf = 0
+        t0 = 0
+        while t0 < n:
+            cv, cf = tile_scan(x, {fl_arg}out, r, t0, n, {carry}, sv, sf, True)
+            t0 += THREADS
+        r += cuda.gridDim.x
+
+
+def _launch(x, {fl_arg}out):
+    _rows[min(x.shape[0], 65535), THREADS](x, {fl_arg}out)
+"""
+    else:
+        kernels = f"""
+@cuda.jit
+def _tile_totals(x, {fl_arg}tv, tf):
+    sv = cuda.shared.array(THREADS, dtype={acc})
+    sf = cuda.shared.array(THREADS, dtype=int32)
+    n = x.shape[0]
+    t = cuda.blockIdx.x
+    while t < tv.shape[0]:
+        v, f = tile_scan(x, {fl_arg}x, 0, t * THREADS, n, ID, 0, sv, sf, False)
+        if cuda.threadIdx.x == 0:
+            tv[t] = v
+            tf[t] = f
+        t += cuda.gridDim.x
+
+
+@cuda.jit
+def _prefix(tv, tf):
+    # one thread: the carry before every tile, in place
+    cv = ID
+    cf = 0
+    for t in range(tv.shape[0]):
+        v = tv[t]
+        f = tf[t]
+        tv[t] = cv
+        tf[t] = cf
+        if f:
+            cv = v
+            cf = 1
+        else:
+            cv = op(cv, v)
+
+
+@cuda.jit
+def _scan_tiles(x, {fl_arg}out, tv, tf):
+    sv = cuda.shared.array(THREADS, dtype={acc})
+    sf = cuda.shared.array(THREADS, dtype=int32)
+    n = x.shape[0]
+    t = cuda.blockIdx.x
+    while t < tv.shape[0]:
+        tile_scan(x, {fl_arg}out, 0, t * THREADS, n, {pre}, sv, sf, True)
+        t += cuda.gridDim.x
+
+
+def _launch(x, {fl_arg}out):
+    tiles = (x.shape[0] + THREADS - 1) // THREADS
+    tv = cuda.device_array(tiles, dtype=np.{DTYPES[p["dtype"]]})
+    tf = cuda.device_array(tiles, dtype=np.int32)
+    blocks = min(tiles, 4096)
+    _tile_totals[blocks, THREADS](x, {fl_arg}tv, tf)
+    _prefix[1, 1](tv, tf)
+    _scan_tiles[blocks, THREADS](x, {fl_arg}out, tv, tf)
+"""
+    devs = "    dfl = cuda.to_device(fl) if host else fl\n" if p["segmented"] else ""
+    dfl = "dfl, " if p["segmented"] else ""
+    return f'''"""{p["kind"]} {p["op"]} scan{" within segments" if p["segmented"] else ""}: shared-memory tiles with a carry."""
+
+import math
+
+import numpy as np
+from numba import cuda, float32, float64, int16, int32
+
+THREADS = 128
+ID = {ident}
+{tile}{kernels}
+
+def {fn(p)}(x, {fl_arg}out):
+    if x.size == 0:
+        return
+    host = isinstance(out, np.ndarray)
+    dx = cuda.to_device(x) if host else x
+{devs}    dout = cuda.to_device(out) if host else out
+    _launch(dx, {dfl}dout)
+    if host:
+        dout.copy_to_host(out)
+'''
+
+
+def baseline(p: Params) -> str:
+    ident, op, _ = _consts(p, None)
+    rows = p["layout"] == "rows"
+    at = "r, i" if rows else "i"
+    fl_arg = "fl, " if p["segmented"] else ""
+    head = f"i == 0 or fl[{at}] != 0" if p["segmented"] else "i == 0"
+    res = "run" if p["kind"] == "inclusive" else "before"
+    nrows = "x.shape[0]" if rows else "1"
+    n = "x.shape[1]" if rows else "x.shape[0]"
+    devs = "    dfl = cuda.to_device(fl) if host else fl\n" if p["segmented"] else ""
+    dfl = "dfl, " if p["segmented"] else ""
+    return f'''"""Naive baseline: one thread scans a whole row (or the whole array) serially."""
+
+import math
+
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def _naive(x, {fl_arg}out):
+    r = cuda.grid(1)
+    if r >= {nrows}:
+        return
+    run = {ident}
+    for i in range({n}):
+        v = x[{at}]
+        before = run
+        if {head}:
+            before = {ident}
+            run = v
+        else:
+            a = run
+            b = v
+            run = {op}
+        out[{at}] = {res}
+
+
+def {fn(p)}(x, {fl_arg}out):
+    if x.size == 0:
+        return
+    host = isinstance(out, np.ndarray)
+    dx = cuda.to_device(x) if host else x
+{devs}    dout = cuda.to_device(out) if host else out
+    _naive[({nrows} + 127) // 128, 128](dx, {dfl}dout)
+    if host:
+        dout.copy_to_host(out)
+'''
+
+
+def _harness(p: Params, task_id: str) -> str:
+    integer = p["dtype"] == "i32"
+    acc = {"f32": "float", "f64": "double", "i32": "int"}[p["dtype"]]
+    r = 0.0 if integer or p["op"] != "add" else RTOL[acc]
+    ident = {"add": "0.0", "max": "-2147483648.0" if integer else "-np.inf",
+             "min": "2147483647.0" if integer else "np.inf"}[p["op"]]  # fmt: skip
+    ufunc = {"add": "np.add", "max": "np.maximum", "min": "np.minimum"}[p["op"]]
+    seg = p["segmented"]
+    rows = p["layout"] == "rows"
+    body = f"""
+DTYPE = np.{DTYPES[p["dtype"]]}
+R = {r!r}
+CASES = {SIM_SHAPES[p["layout"]]!r}
+if not SIM:
+    CASES += {GPU_SHAPES[p["layout"]]!r}
+PERF_SHAPE = {SIM_PERF[p["layout"]]!r} if SIM else {PERF[p["layout"]]!r}
+CALLS = 2 if SIM else {CALLS}
+KINDS = ("uniform", {"'negative'" if p["op"] == "max" else "'positive'"}, "uniform")
+
+
+def make(shape, kind, seed):
+    rng = np.random.default_rng(seed)
+    if DTYPE == np.int32:
+        lo, hi = {{"uniform": (-100, 100), "negative": (-100, -1), "positive": (1, 100)}}[kind]
+        x = rng.integers(lo, hi + 1, size=shape).astype(DTYPE)
+    else:
+        lo, hi = {{"uniform": (-1.0, 1.0), "negative": (-9.0, -1.0), "positive": (1.0, 9.0)}}[kind]
+        x = rng.uniform(lo, hi, size=shape).astype(DTYPE)
+    heads = (rng.integers(0, 8, size=shape) == 0).astype(np.int32)
+    if not {rows}:
+        x, heads = x.reshape(-1), heads.reshape(-1)
+    return [x, heads] if {seg} else [x]
+
+
+# Expected values from NumPy in float64, segment by segment (written independently of any
+# solution). {tolerance_text(p, acc, integer)}
+def expected(x, heads):
+    x2 = np.atleast_2d(x).astype(np.float64)
+    h2 = np.atleast_2d(heads).copy()
+    h2[:, :1] = 1
+    want = np.empty_like(x2)
+    mag = np.empty_like(x2)
+    for r in range(x2.shape[0]):
+        starts = np.flatnonzero(h2[r])
+        for a, b in zip(starts, list(starts[1:]) + [x2.shape[1]]):
+            seg = x2[r, a:b]
+            inc = {ufunc}.accumulate(seg)
+            run = np.cumsum(np.abs(seg))
+            if {p["kind"] == "inclusive"}:
+                want[r, a:b], mag[r, a:b] = inc, run
+            else:
+                want[r, a:b] = np.concatenate([[{ident}], inc[:-1]])
+                mag[r, a:b] = np.concatenate([[0.0], run[:-1]])
+    return want.reshape(np.shape(x)), (R * mag).reshape(np.shape(x))
+
+
+def check(tag, got, xs):
+    heads = xs[1] if len(xs) > 1 else np.zeros(xs[0].shape, np.int32)
+    if xs[0].size == 0:
+        return exact(tag, got, xs[0])
+    want, tol = expected(xs[0], heads)
+    return close(tag, got, want, tol)
+
+
+def run_tests(sol):
+    for i, shape in enumerate(CASES):
+        xs = make(shape, KINDS[i % 3], 1000 + i)
+        for device in (False, True) if 1 <= i <= 2 else (True,):
+            tag = f"{{'device' if device else 'host'}} {{KINDS[i % 3]}} {{shape}}"
+            garbage = Out(np.full(xs[0].shape, -7 if DTYPE == np.int32 else np.nan, dtype=DTYPE))
+            r = sol.call([*xs, garbage], device=device)
+            if not all(unchanged(tag, a, x) for a, x in zip(r.arrays, xs)):
+                return
+            if not check(tag, r.arrays[len(xs)], xs):
+                return
+        print("ok  ", shape)
+
+
+def run_perf(sol):
+    rng = np.random.default_rng(BENCH_SEED)
+    sets = [make(PERF_SHAPE, "uniform", int(rng.integers(1 << 62))) for _ in range(CALLS)]
+    calls = [[*xs, Out(np.zeros(xs[0].shape, dtype=DTYPE))] for xs in sets]
+    for k, (r, xs) in enumerate(zip(sol.bench(calls, warm=calls[0]), sets)):
+        if not check(f"perf call {{k}}", r.arrays[0], xs):
+            return
+    print(f"perf {{PERF_SHAPE}} x{{CALLS}} done")
+"""
+    return py.harness(task_id=task_id, family=PyScan.name, summary=f"{p['kind']} {p['op']} scan",
+                      function=fn(p), body=body)  # fmt: skip
+
+
+def _prompt(p: Params) -> str:
+    integer = p["dtype"] == "i32"
+    acc = {"f32": "float", "f64": "double", "i32": "int"}[p["dtype"]]
+    dt = DTYPES[p["dtype"]]
+    fl = "fl, " if p["segmented"] else ""
+    shape = (
+        "2-D arrays of shape `(rows, cols)`, every row scanned on its own"
+        if p["layout"] == "rows"
+        else "1-D arrays of length `n`"
+    )
+    flags = (
+        " `fl` is an `int32` array of the same shape (the segment heads: `flags` below)."
+        if p["segmented"]
+        else ""
+    )
+    pr, pc = PERF[p["layout"]]
+    return f"""Write `solution.py` defining, with numba-cuda (`from numba import cuda`):
+
+```python
+def {fn(p)}(x, {fl}out) -> None
+```
+
+- `x` and `out` are C-contiguous `{dt}` {shape}.{flags} Compute {what(p, integer)}
+  Do not modify the inputs.
+- Sizes: 0 included (nothing to do), lengths that are not multiples of any block size, long
+  arrays (small on numba-cuda's simulator); the benchmark times {CALLS} calls on
+  {f"{pr} x {pc}" if p["layout"] == "rows" else pc}-element device arrays.
+
+{tolerance_text(p, acc, integer)}
+
+{py.closing(fn(p))}
+"""
+
+
+class PyScan(Family):
+    name = "py-scan"
+    slug = "pyscan"
+    problem_type = "cuda_python"
+    group = "cuda-python"
+
+    def space(self) -> list[Params]:
+        return space(tuple(DTYPES))
+
+    def draw(self, rng: random.Random) -> Params:
+        return rng.choice(self.space())
+
+    def check(self, params: Params) -> Params:
+        if params not in self.space():
+            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
+        return params
+
+    def label(self, p: Params) -> str:
+        seg = "-seg" if p["segmented"] else ""
+        return f"{p['layout']}-{p['kind'][:4]}-{p['op']}-{p['dtype']}{seg}"
+
+    def render(self, p: Params, task_id: str) -> Parts:
+        rows, cols = PERF[p["layout"]]
+        n = rows * cols
+        size = 8 if p["dtype"] == "f64" else 4
+        float_add = p["op"] == "add" and p["dtype"] != "i32"
+        script = f"test/test_{fn(p)}.py"
+        return Parts(
+            prompt=_prompt(p),
+            context={},
+            tests={script: _harness(p, task_id), py.PYCHILD: py.pychild()},
+            solution={"solution.py": reference(p)},
+            baseline={"solution.py": baseline(p)},
+            difficulty=difficulty(p),  # type: ignore[arg-type]
+            tags=["numba", "scan", "prefix-sum", p["op"], p["dtype"]] + (["segmented"] if p["segmented"] else []),
+            work={"flops": CALLS * n if float_add else 0,
+                  "bytes": CALLS * n * (2 * size + (4 if p["segmented"] else 0)),
+                  "dtype": {"f32": "fp32", "f64": "fp64", "i32": "int32"}[p["dtype"]]},
+            forbidden=FORBIDDEN,
+            harness=script,
+            timeout_s=300,
+            extra_metadata={"bench_sizes": {"shape": [rows, cols], "CALLS": CALLS}},
+        )  # fmt: skip
+
+    def mutants(self, p: Params) -> list[Mutant]:
+        def m(name: str, kind: str, why: str, bug: str) -> Mutant:
+            return Mutant(name, kind, why, {"solution.py": reference(p, bug)})  # type: ignore[arg-type]
+
+        other = "exclusive" if p["kind"] == "inclusive" else "inclusive"
+        out = [
+            m("tail", "tail", "skips the last (length mod 32) elements", "tail"),
+            m("operator", "operator", f"computes the {other} scan", "operator"),
+        ]
+        if p["segmented"]:
+            out.append(m("boundary", "boundary", "ignores the segment heads", "boundary"))
+        if p["op"] == "add":
+            out.append(m("narrow", "accumulation", "tile partials in a narrower type", "narrow"))
+        elif not p["segmented"]:
+            out.append(m("tile-restart", "boundary", "every 128-element tile starts a new scan",
+                         "tile-restart"))  # fmt: skip
+        return out
