@@ -25,7 +25,7 @@ from tests.agents.anthropic_server import AnthropicServer, text, tool_use
 from tests.agents.openai_stream_server import StreamingScriptedServer
 from tests.agents.scripted_server import text as oa_text
 from tests.agents.scripted_server import tool_call
-from tests.conftest import CPU_SOLUTION
+from tests.conftest import CPU_SOLUTION, need_image
 
 KEY = "sk-upstream-secret-0123456789abcdef"
 # the key put together inside the shell (never whole in an argv or a file), then searched for
@@ -133,3 +133,26 @@ def test_opencode_solves_through_the_gateway(cpu_problem) -> None:
     assert_every_call_captured(traj, made)
     assert agent_calls == 2 and first["model"] == "scripted"
     assert traj.usage["input_tokens"] >= 200 and traj.usage["turns"] == 2
+
+
+@pytest.mark.docker
+@needs("claude")
+def test_claude_code_in_a_docker_sandbox_through_the_gateway(cpu_problem) -> None:
+    image = "cudaenv-agent-cpu:latest"
+    need_image(image)
+    script = [
+        tool_use("Write", file_path="{cwd}/solution.cpp", content=CPU_SOLUTION),
+        text("Wrote solution.cpp."),
+    ]
+    with AnthropicServer(script) as srv:
+        agent = ClaudeCodeAgent(
+            model="scripted-model", base_url=srv.base_url, max_turns=8, timeout_s=180
+        )
+        env = cudaenv.make(cpu_problem, sandbox="docker", sandbox_options={"image": image})
+        traj = agent.run(env)
+    # the agent image has no C++ compiler, so grading there is an infrastructure failure;
+    # what is checked here is the CLI's side: it reached the model through the socket only
+    assert agent.last_result is not None and agent.last_result.exit_code == 0
+    assert traj.steps[0].tool == "Write" and "created" in traj.steps[0].observation
+    assert [c["status"] for c in traj.model_calls if c["api"]] == [200] * len(traj.turns)
+    assert len(traj.turns) >= 2
