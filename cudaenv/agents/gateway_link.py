@@ -10,6 +10,7 @@ forwarder before the CLI, and afterwards reads the session's calls, usage and bu
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,13 +24,14 @@ __all__ = ["EpisodeLink", "api_family", "shared_gateway"]
 
 _LOCK = threading.Lock()
 _GATEWAY: Gateway | None = None
+_GATEWAY_PID = 0  # a forked child has the parent's object but not its thread: start anew
 
 
 def shared_gateway() -> Gateway:
     """The process's gateway, started on first use (127.0.0.1 and a private Unix socket)."""
-    global _GATEWAY
+    global _GATEWAY, _GATEWAY_PID
     with _LOCK:
-        if _GATEWAY is None:
+        if _GATEWAY is None or os.getpid() != _GATEWAY_PID:
             try:
                 from cudaenv.gateway import Gateway
             except ImportError as exc:  # aiohttp: the ``gateway`` extra
@@ -39,7 +41,7 @@ def shared_gateway() -> Gateway:
                 ) from exc
             gateway = Gateway().start()
             atexit.register(gateway.close)
-            _GATEWAY = gateway
+            _GATEWAY, _GATEWAY_PID = gateway, os.getpid()
         return _GATEWAY
 
 
