@@ -22,6 +22,7 @@ FAMILIES: dict[str, str] = {
     "py-stencil": "cudaenv.families.py_stencil:PyStencil",
     "scan": "cudaenv.families.scan:Scan",
     "py-scan": "cudaenv.families.py_scan:PyScan",
+    "matmul": "cudaenv.families.matmul:Matmul",
 }
 
 
