@@ -7,8 +7,9 @@ never scored as the agent's failures.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -35,6 +36,10 @@ from cudaenv.cli.common import (
 from cudaenv.cli.progress import Reporter, left_out, summary_table, verdict_status
 from cudaenv.cli.runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
 from cudaenv.errors import SpecError
+
+if TYPE_CHECKING:
+    from cudaenv.problems.model import Problem
+    from cudaenv.rollout.episode import EpisodeResult
 
 MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model
 GATEWAY_AGENTS = ("claude-code", "opencode")  # CLIs whose calls go through the model gateway
@@ -142,6 +147,30 @@ def _plot_speedups(rows: list[Any], path: Path) -> str:
 
 
 @friendly
+def _on_cluster(
+    spec: Any,
+    problems: list[Problem],
+    attempts: int,
+    workers: int,
+    out: Path,
+    env_options: dict[str, Any],
+    address: str,
+) -> Iterator[EpisodeResult]:
+    """The cluster path (``cudaenv.cluster``): same results, same store."""
+    from cudaenv.cluster import run_cluster_episodes
+
+    return run_cluster_episodes(
+        spec,
+        problems,
+        attempts=attempts,
+        out_dir=out,
+        env_options=env_options,
+        ray_address=address,
+        episode_workers=workers,
+        priority="evaluation",
+    )
+
+
 def eval_cmd(
     out: OutOpt,
     agent: Annotated[
@@ -171,6 +200,14 @@ def eval_cmd(
     k: KOpt = "1",
     workers: WorkersOpt = 2,
     ray: Annotated[bool, typer.Option("--ray/--no-ray", help="run episodes on Ray actors")] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="run on an existing Ray cluster (ADDR, or 'auto'): episode workers anywhere, "
+            "GPU stages on one grader per GPU (docs/CLUSTER.md)",
+        ),
+    ] = None,
     sandbox: SandboxOpt = "local",
     image: ImageOption = None,
     gpus: GpusOption = None,
@@ -230,15 +267,20 @@ def eval_cmd(
         stop_on_interrupt() as stop,
         Reporter(console, "episodes", len(planned), completed=len(before)) as report,
     ):
-        for res in run_episodes(
-            spec,
-            problems,
-            attempts=attempts,
-            workers=workers,
-            use_ray=ray,
-            out_dir=out,
-            env_options=env_options,
-        ):
+        results = (
+            _on_cluster(spec, problems, attempts, workers, out, env_options, ray_address)
+            if ray_address
+            else run_episodes(
+                spec,
+                problems,
+                attempts=attempts,
+                workers=workers,
+                use_ray=ray,
+                out_dir=out,
+                env_options=env_options,
+            )
+        )
+        for res in results:
             v, status = res.verdict, res.status
             if status == "ok":
                 status = verdict_status(v.passed, v.failure) if v else "failed"
