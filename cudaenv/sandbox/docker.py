@@ -98,6 +98,7 @@ def sibling_options(
             "gpus": None,
             "network": False,
             "pool": "",
+            "ro_mounts": [],  # e.g. a model gateway's socket: a compiler needs none
             "extra_rw_binds": [*options.extra_rw_binds, *present(rw_binds, "rw")],
             "extra_ro_binds": [*options.extra_ro_binds, *present(ro_binds, "ro")],
         }
