@@ -23,6 +23,7 @@ FAMILIES: dict[str, str] = {
     "scan": "cudaenv.families.scan:Scan",
     "py-scan": "cudaenv.families.py_scan:PyScan",
     "matmul": "cudaenv.families.matmul:Matmul",
+    "indexing": "cudaenv.families.index:Indexing",
 }
 
 
