@@ -43,7 +43,9 @@ def build(variants: list[Variant], workdir: Path) -> Path:
     """One driver for all variants; cached under the temp dir by its source."""
     parts = [SYSTEM, IO]
     for i, v in enumerate(variants):
-        (workdir / f"ref{i}.h").write_text(v.header)
+        # no #pragma once: GCC would skip a second header with the same text (two problems
+        # that differ only in their benchmark share a host reference)
+        (workdir / f"ref{i}.h").write_text(v.header.replace("#pragma once\n", ""))
         parts.append(f'namespace v{i} {{\n#include "ref{i}.h"\n}}\n')
     cases = "".join(
         f"    case {i}: {{\n        using namespace v{i};\n{v.call}\n        break;\n    }}\n"
@@ -87,3 +89,36 @@ def split(blob: bytes, *layout: tuple[np.dtype, int]) -> list[np.ndarray]:
         pos += size
     assert pos == len(blob), (pos, len(blob))
     return out
+
+
+def spec_variant(header: str, spec: object) -> Variant:
+    """The driver case for a family using :mod:`cudaenv.families.cpp_harness`: reads the size
+    variables from the arguments and the inputs (then any in/out outputs) from stdin, calls the
+    host reference as the harness does, writes every output's want then tol."""
+    vars_ = spec.vars  # type: ignore[attr-defined]
+    arrays = spec.inputs + [o for o in spec.outputs if o.inout]  # type: ignore[attr-defined]
+    lines = [f"        const int {v} = (int)a[{k}];" for k, v in enumerate(vars_)]
+    lines += [f"        (void){v};" for v in vars_]
+    lines += [f"        std::vector<{x.host}> {x.name} = take<{x.host}>({x.size});" for x in arrays]
+    call = spec.host_call  # type: ignore[attr-defined]
+    for x in arrays:
+        call = call.replace(f"@{x.name}@", f"{x.name}.data()")
+    for o in spec.outputs:  # type: ignore[attr-defined]
+        lines.append(f"        const size_t n_{o.name} = {o.size};")
+        lines.append(
+            f"        std::vector<double> want_{o.name}(n_{o.name} + 1), tol_{o.name}(n_{o.name} + 1);"
+        )
+        call = call.replace(f"@want_{o.name}@", f"want_{o.name}.data()")
+        call = call.replace(f"@tol_{o.name}@", f"tol_{o.name}.data()")
+    lines += ["        const size_t sample = 0;", "        (void)sample;", f"        {call};"]
+    for o in spec.outputs:  # type: ignore[attr-defined]
+        lines += [
+            f"        give(want_{o.name}, n_{o.name});",
+            f"        give(tol_{o.name}, n_{o.name});",
+        ]
+    return Variant(header, "\n".join(lines))
+
+
+def size_of(expr: str, values: dict[str, int]) -> int:
+    """A harness size expression (``(size_t)rows * cols``) evaluated for the given variables."""
+    return int(eval(expr.replace("(size_t)", ""), {}, dict(values)))

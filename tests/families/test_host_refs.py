@@ -145,3 +145,76 @@ def test_reduce_axis_host_reference_matches_numpy(tmp_path: Path) -> None:
                 assert np.array_equal(val, want), where
             if want_idx is not None:
                 assert np.array_equal(idx, want_idx), where
+
+
+# --- the families built on cpp_harness: their harness spec drives the driver -------------
+
+from cudaenv.families import (  # noqa: E402
+    cpp,
+    elementwise,
+    generate,
+    index,
+    matmul,
+    permute,
+    rownorm,
+    scan,
+    stencil,
+)
+from tests.families.oracles import ORACLES  # noqa: E402
+
+TYPES = {**cpp.CTYPES, "i32": cpp.INT32}
+SPECS = {
+    "elementwise": lambda p: elementwise.harness_spec(p, TYPES[p["dtype"]]),
+    "rownorm": lambda p: rownorm.harness_spec(p, TYPES[p["dtype"]]),
+    "permute": permute.harness_spec,
+    "stencil": lambda p: stencil.harness_spec(p, TYPES[p["dtype"]]),
+    "scan": lambda p: scan.harness_spec(p, TYPES[p["dtype"]]),
+    "matmul": lambda p: matmul.harness_spec(p, TYPES[p["dtype"]]),
+    "indexing": lambda p: index.harness_spec(p, TYPES[p["dtype"]]),
+}
+VARIANTS = 12
+MAX_WORK = 60_000  # elements (matmul: multiply-adds / 100) per checked case
+
+
+def _work(family: str, values: dict[str, int]) -> int:
+    n = 1
+    for v in values.values():
+        n *= max(v, 1)
+    return n // 100 if family == "matmul" else n
+
+
+@pytest.mark.parametrize("family", sorted(ORACLES))
+def test_host_reference_matches_numpy(family: str, tmp_path: Path) -> None:
+    make_inputs, check = ORACLES[family]
+    problems = generate([family], count=VARIANTS, seed=77)
+    params = [dict(p.metadata.params) for p in problems]
+    variants = [
+        hostref.spec_variant(
+            {f.path: f.content for f in pr.test_files}["test/host_ref.h"], SPECS[family](pa)
+        )
+        for pr, pa in zip(problems, params, strict=True)
+    ]
+    binary = hostref.build(variants, tmp_path)
+    rng = np.random.default_rng(3)
+    checked = 0
+    for i, p in enumerate(params):
+        spec = SPECS[family](p)
+        arrays = spec.inputs + [o for o in spec.outputs if o.inout]
+        for _, vals, _ in spec.cases:
+            v = dict(zip(spec.vars, vals, strict=True))
+            if _work(family, v) > MAX_WORK:
+                continue
+            ins = make_inputs(p, v, rng)
+            for a in arrays:
+                assert ins[a.name].size == hostref.size_of(a.size, v), (a.name, v)
+            data = b"".join(np.ascontiguousarray(ins[a.name]).tobytes() for a in arrays)
+            blob = hostref.run(binary, i, list(vals), data)
+            layout = []
+            for o in spec.outputs:
+                n = hostref.size_of(o.size, v)
+                layout += [(np.float64, n), (np.float64, n)]
+            got = hostref.split(blob, *layout)
+            outs = {o.name: (got[2 * k], got[2 * k + 1]) for k, o in enumerate(spec.outputs)}
+            check(p, v, ins, outs)
+            checked += 1
+    assert checked >= VARIANTS
