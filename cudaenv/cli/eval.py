@@ -146,7 +146,6 @@ def _plot_speedups(rows: list[Any], path: Path) -> str:
     return f"speedup plot: {path}"
 
 
-@friendly
 def _on_cluster(
     spec: Any,
     problems: list[Problem],
@@ -171,6 +170,7 @@ def _on_cluster(
     )
 
 
+@friendly
 def eval_cmd(
     out: OutOpt,
     agent: Annotated[
