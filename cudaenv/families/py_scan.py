@@ -10,9 +10,9 @@ import random
 from cudaenv.errors import SpecError
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.py_scan_src import DTYPES, _consts, baseline
 from cudaenv.families.scan_ops import PERF, RTOL, difficulty, fn, space, tolerance_text, what
 
-DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32"}
 SIM_SHAPES = {"1d": [(1, 0), (1, 1), (1, 5), (1, 130), (1, 300)],
               "rows": [(0, 5), (1, 1), (3, 5), (2, 33), (4, 150)]}  # fmt: skip
 GPU_SHAPES = {
@@ -23,17 +23,6 @@ SIM_PERF = {"1d": (1, 300), "rows": (3, 150)}
 CALLS = 5
 FORBIDDEN = ["numpy.cumsum", "numpy.add.accumulate", "numpy.maximum.accumulate",
              "numpy.minimum.accumulate", "numpy.cumprod", "numpy.fmax.accumulate"]  # fmt: skip
-
-
-def _consts(p: Params, bug: str | None) -> tuple[str, str, str]:
-    integer = p["dtype"] == "i32"
-    ident = {"add": "0" if integer else "0.0", "max": "-2147483648" if integer else "-math.inf",
-             "min": "2147483647" if integer else "math.inf"}[p["op"]]  # fmt: skip
-    op = {"add": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[p["op"]]
-    acc = DTYPES[p["dtype"]]
-    if bug == "narrow":
-        acc = {"float64": "float32", "float32": "int32", "int32": "int16"}[acc]
-    return ident, op, acc
 
 
 def reference(p: Params, bug: str | None = None) -> str:
@@ -196,56 +185,6 @@ def {fn(p)}(x, {fl_arg}out):
     dx = cuda.to_device(x) if host else x
 {devs}    dout = cuda.to_device(out) if host else out
     _launch(dx, {dfl}dout)
-    if host:
-        dout.copy_to_host(out)
-'''
-
-
-def baseline(p: Params) -> str:
-    ident, op, _ = _consts(p, None)
-    rows = p["layout"] == "rows"
-    at = "r, i" if rows else "i"
-    fl_arg = "fl, " if p["segmented"] else ""
-    head = f"i == 0 or fl[{at}] != 0" if p["segmented"] else "i == 0"
-    res = "run" if p["kind"] == "inclusive" else "before"
-    nrows = "x.shape[0]" if rows else "1"
-    n = "x.shape[1]" if rows else "x.shape[0]"
-    devs = "    dfl = cuda.to_device(fl) if host else fl\n" if p["segmented"] else ""
-    dfl = "dfl, " if p["segmented"] else ""
-    return f'''"""Naive baseline: one thread scans a whole row (or the whole array) serially."""
-
-import math
-
-import numpy as np
-from numba import cuda
-
-
-@cuda.jit
-def _naive(x, {fl_arg}out):
-    r = cuda.grid(1)
-    if r >= {nrows}:
-        return
-    run = {ident}
-    for i in range({n}):
-        v = x[{at}]
-        before = run
-        if {head}:
-            before = {ident}
-            run = v
-        else:
-            a = run
-            b = v
-            run = {op}
-        out[{at}] = {res}
-
-
-def {fn(p)}(x, {fl_arg}out):
-    if x.size == 0:
-        return
-    host = isinstance(out, np.ndarray)
-    dx = cuda.to_device(x) if host else x
-{devs}    dout = cuda.to_device(out) if host else out
-    _naive[({nrows} + 127) // 128, 128](dx, {dfl}dout)
     if host:
         dout.copy_to_host(out)
 '''

@@ -16,6 +16,7 @@ from cudaenv.families import mutants
 from cudaenv.grading import grade
 from cudaenv.grading.release_gate import validate_problem
 from cudaenv.problems.model import Problem
+from tests.families.cuemu import emulate
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -71,3 +72,24 @@ def gate(problem: Problem, workdir: Path, *, grader: bool) -> None:
             assert v.compiled and (v.reason or "").startswith("test failed"), (m.name, v.reason)
     else:
         assert ref.passed is not False and row.verdicts["nop"].passed is False
+
+
+def check_emulated(problem: Problem, workdir: Path) -> None:
+    """The reference and the baseline pass their harness on the CPU (tests/families/cuemu);
+    every deterministic mutant fails it."""
+    files = {f.path: f.content for f in problem.context_files + problem.test_files}
+    sources = ["solution.cu", *[f.path for f in problem.test_files if f.path.endswith(".cu")]]
+    assert problem.solution and problem.baseline_solution
+    runs = [("reference", problem.solution.files), ("baseline", problem.baseline_solution.files)]
+    for name, sol in runs:
+        binary = emulate.build(
+            {**files, **{f.path: f.content for f in sol}}, workdir / name, sources=sources
+        )
+        run = emulate.run(binary)
+        assert run.passed, (problem.task_id, name, run.output[-2000:])
+    for m in mutants(problem):
+        if not m.deterministic:
+            continue
+        binary = emulate.build({**files, **m.files}, workdir / m.name, sources=sources)
+        run = emulate.run(binary)
+        assert not run.passed and "FAIL" in run.output, (problem.task_id, m.name, run.output[-800:])

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.families import family_names, generate, get_family, mutants
+from cudaenv.families import family_names, generate, get_family
 from cudaenv.problems.model import Problem
 from tests.families.cuemu import emulate
+from tests.families.gate import check_emulated
 
 pytestmark = pytest.mark.skipif(bool(emulate.available()), reason=str(emulate.available()))
 CPP_FAMILIES = [n for n in family_names() if get_family(n).problem_type == "cuda_cpp"]
@@ -23,25 +24,6 @@ PER_FAMILY = 2
 def picked(family: str) -> tuple[Problem, ...]:
     """A seeded draw of the family's problems (the same ones on every run)."""
     return tuple(generate([family], count=PER_FAMILY, seed=31))
-
-
-def check_emulated(problem: Problem, workdir: Path) -> None:
-    files = {f.path: f.content for f in problem.context_files + problem.test_files}
-    sources = ["solution.cu", *[f.path for f in problem.test_files if f.path.endswith(".cu")]]
-    assert problem.solution and problem.baseline_solution
-    runs = [("reference", problem.solution.files), ("baseline", problem.baseline_solution.files)]
-    for name, sol in runs:
-        binary = emulate.build(
-            {**files, **{f.path: f.content for f in sol}}, workdir / name, sources=sources
-        )
-        run = emulate.run(binary)
-        assert run.passed, (problem.task_id, name, run.output[-2000:])
-    for m in mutants(problem):
-        if not m.deterministic:
-            continue
-        binary = emulate.build({**files, **m.files}, workdir / m.name, sources=sources)
-        run = emulate.run(binary)
-        assert not run.passed and "FAIL" in run.output, (problem.task_id, m.name, run.output[-800:])
 
 
 @pytest.mark.parametrize("family", CPP_FAMILIES)

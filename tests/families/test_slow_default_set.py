@@ -1,0 +1,27 @@
+"""The whole default set through the CPU gate (slow: hours on two cores; parametrized, so
+``-n`` spreads it): numba problems through the grader (reference and baseline pass on the
+simulator, NOP and every mutant rejected); cuda_cpp problems compiled with nvcc, then run on
+the CPU emulation (reference and baseline pass, every deterministic mutant fails)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cudaenv.families import DEFAULT_COUNT, default_set
+from tests.families.cuemu import emulate
+from tests.families.gate import check_emulated, gate
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(DEFAULT_COUNT))
+def test_default_set_problem_passes_the_gate(index: int, tmp_path: Path) -> None:
+    problem = default_set()[index]
+    if problem.problem_type == "cuda_python":
+        pytest.importorskip("numba")
+        gate(problem, tmp_path, grader=True)
+        return
+    gate(problem, tmp_path / "nvcc", grader=False)
+    if emulate.available() is None:
+        check_emulated(problem, tmp_path / "cpu")
