@@ -38,3 +38,29 @@ def test_no_generated_problem_equals_a_hand_written_one() -> None:
     for p in default_set():
         assert p.task_id not in ids and p.content_hash() not in hashes
         assert p.prompt not in prompts
+
+
+def test_every_problem_declares_valid_work_and_python_harnesses_stay_lean() -> None:
+    import ast
+
+    from cudaenv.grading.speed_of_light import BUILTIN_DEVICES, floor_ms, sol_ms, work_of
+    from cudaenv.package_data import data_path
+
+    shared = (data_path("envs") / "cuda-python" / "_shared" / "test" / "pychild.py").read_text()
+    for p in default_set():
+        work = work_of(p)
+        assert work is not None, p.task_id
+        assert 0 <= floor_ms(work, BUILTIN_DEVICES[0]) <= sol_ms(work, BUILTIN_DEVICES[0])
+        if p.problem_type != "cuda_python":
+            continue
+        files = {f.path: f.content for f in p.test_files}
+        assert files["test/pychild.py"] == shared  # the group's one helper, embedded unchanged
+        harness = files[p.test_command.split()[1]]
+        imported = {
+            a.name.split(".")[0]
+            for n in ast.walk(ast.parse(harness))
+            if isinstance(n, ast.Import | ast.ImportFrom)
+            for a in (n.names if isinstance(n, ast.Import) else [ast.alias(n.module or "")])
+        }
+        # the parent never imports solution code, numba or anything that starts CUDA
+        assert imported <= {"sys", "os", "numpy", "pychild"}, (p.task_id, imported)
