@@ -130,3 +130,18 @@ def test_directory_and_datapack_read_back_equal(tmp_path: Path) -> None:
             tar.addfile(info, io.BytesIO(data))
     with pytest.raises(IntegrityError):
         read_problem_datapack(bad)
+
+
+def test_generated_problems_register_and_reset_like_bundled_ones() -> None:
+    import gymnasium as gym
+
+    from cudaenv.env.registration import register_suite
+
+    suite = load_suite("generated:count=2,seed=9")
+    ids = register_suite(suite)
+    env = gym.make(ids[0])
+    try:
+        obs, info = env.reset(seed=0)
+        assert info["task_id"] == suite[0].task_id and suite[0].prompt.splitlines()[0] in obs
+    finally:
+        env.close()
