@@ -162,7 +162,8 @@ class Scan(Family):
         ]
         if p["segmented"]:
             out.append(m("boundary", "boundary", "ignores the segment heads", "boundary"))
-        if p["op"] == "add":
+        if p["op"] == "add" and not (p["segmented"] and p["dtype"] == "i32"):
+            # (int segments are too short for a 16-bit accumulator to overflow)
             out.append(m("narrow", "accumulation", "accumulates in a narrower type", "narrow"))
         elif not p["segmented"]:
             out.append(
