@@ -370,10 +370,9 @@ class PyScan(Family):
         ]
         if p["segmented"]:
             out.append(m("boundary", "boundary", "ignores the segment heads", "boundary"))
-        if p["op"] == "add" and not (p["segmented"] and p["dtype"] == "i32"):
-            # (int segments are too short for a 16-bit partial to overflow)
+        if p["op"] == "add" and p["dtype"] != "i32":
             out.append(m("narrow", "accumulation", "tile partials in a narrower type", "narrow"))
-        elif not p["segmented"]:
+        elif not p["segmented"]:  # (the simulator's int sums are too small to overflow 16 bits)
             out.append(m("tile-restart", "boundary", "every 128-element tile starts a new scan",
                          "tile-restart"))  # fmt: skip
         return out
