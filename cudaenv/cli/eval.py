@@ -280,12 +280,17 @@ def eval_cmd(
                 env_options=env_options,
             )
         )
-        for res in results:
-            v, status = res.verdict, res.status
-            if status == "ok":
-                status = verdict_status(v.passed, v.failure) if v else "failed"
-            why = res.error or (v.reason if v and not v.passed else "")
-            report.item(res.key, status, res.seconds, why, warn=res.status != "ok")
+        try:
+            for res in results:
+                v, status = res.verdict, res.status
+                if status == "ok":
+                    status = verdict_status(v.passed, v.failure) if v else "failed"
+                why = res.error or (v.reason if v and not v.passed else "")
+                report.item(res.key, status, res.seconds, why, warn=res.status != "ok")
+        finally:  # close now, not when `results` goes: the store is sealed before the summary
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
 
     records = [r for key, r in latest_results(store).items() if key in planned]
     if stop["signals"]:
