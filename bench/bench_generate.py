@@ -45,7 +45,7 @@ def generation_seconds() -> tuple[int, int, float]:
 
 
 def validate_seconds(problems: list, workers: int) -> dict[str, list[float]]:
-    from cudaenv.grading.validate import validate_problem
+    from cudaenv.grading.release_gate import validate_problem
 
     def one(p: object) -> tuple[str, float, bool]:
         t = time.perf_counter()

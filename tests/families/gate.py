@@ -3,7 +3,8 @@ test: the grader's validate (reference and baseline build and, where this machin
 them, pass; the NOP fails) and, for numba problems, every mutant really run and rejected by the
 harness. cuda_cpp problems the grader does not validate are compiled with nvcc directly (one
 nvcc for the harness, the reference and the baseline; the NOP, the harness alone, must not
-link)."""
+link). The grader's validate grades a generated problem's mutants itself where its tests run
+(numba: on the simulator)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 from cudaenv.families import mutants
-from cudaenv.grading import grade
 from cudaenv.grading.release_gate import validate_problem
 from cudaenv.problems.model import Problem
 from tests.families.cuemu import emulate
@@ -65,11 +65,10 @@ def gate(problem: Problem, workdir: Path, *, grader: bool) -> None:
     ref = row.verdicts["reference"]
     assert ref.compiled and row.verdicts["baseline"].compiled
     if problem.problem_type == "cuda_python":
+        # validate also grades every deterministic mutant where the tests run (a passing one
+        # is an issue, so row.ok above covers them); check they are there to be graded
         assert ref.passed and row.verdicts["baseline"].passed, problem.task_id
-        for m in mutants(problem):
-            v = grade(problem, m.solution(problem.task_id))
-            assert v.passed is False, (problem.task_id, m.name, v.reason)
-            assert v.compiled and (v.reason or "").startswith("test failed"), (m.name, v.reason)
+        assert len([m for m in mutants(problem) if m.deterministic]) >= 3
     else:
         assert ref.passed is not False and row.verdicts["nop"].passed is False
 
