@@ -368,6 +368,6 @@ class Stencil(Family):
             m("tail", "tail", "skips the last (size mod 32) outputs of every row", "tail"),
             m("boundary", "boundary", f"uses the {WRONG_BOUNDARY[p['boundary']]} boundary", "boundary"),
             m("operator", "operator", "the first tap's weight has the wrong sign", "operator"),
-            m("precision", "accumulation", "sums in a narrower type", "precision"),
             m("no-sync", "sync", "no barrier between staging the tile and reading it", "no-sync", False),
-        ]  # fmt: skip
+        ] + ([] if p["dtype"] == "f16" else [  # (half outputs tolerate about what half sums lose)
+            m("precision", "accumulation", "sums in a narrower type", "precision")])  # fmt: skip
