@@ -177,7 +177,11 @@ def run_exclusive_stages(
     shipped binaries. ``sandbox_options`` replace the call's (a docker grader's ``gpus``)."""
     opts = call.sandbox_options if sandbox_options is None else dict(sandbox_options)
     here = GradeCall(call.problem, call.files, call.mode, call.sandbox, opts, call.options)
-    verdict = here.run()
+    return with_worker_time(here.run(), before_s)
+
+
+def with_worker_time(verdict: Verdict, before_s: float) -> Verdict:
+    """The grade's seconds include the worker's part (static checks, build) done before."""
     verdict.seconds = round(verdict.seconds + before_s, 4)
     return verdict
 

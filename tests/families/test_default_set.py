@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from cudaenv.families import GENERATOR_DATE, RELEASE, default_set, family_names
 from cudaenv.problems import load_suite
 
@@ -45,12 +47,15 @@ def test_every_problem_declares_valid_work_and_python_harnesses_stay_lean() -> N
 
     from cudaenv.grading.speed_of_light import BUILTIN_DEVICES, floor_ms, sol_ms, work_of
     from cudaenv.package_data import data_path
+    from tests.grading.bench_work import floor_expected_ms, roofline_ms
 
     shared = (data_path("envs") / "cuda-python" / "_shared" / "test" / "pychild.py").read_text()
     for p in default_set():
         work = work_of(p)
         assert work is not None, p.task_id
-        assert 0 <= floor_ms(work, BUILTIN_DEVICES[0]) <= sol_ms(work, BUILTIN_DEVICES[0])
+        for device in BUILTIN_DEVICES:
+            assert sol_ms(work, device) == pytest.approx(roofline_ms(work, device)), p.task_id
+            assert floor_ms(work, device) == pytest.approx(floor_expected_ms(work, device))
         if p.problem_type != "cuda_python":
             continue
         files = {f.path: f.content for f in p.test_files}

@@ -311,3 +311,17 @@ def _python_constants(source: str) -> dict[str, int]:
 def perf_constants(path: str, source: str) -> dict[str, int]:
     """The integer constants a benchmark source's ``run_perf`` declares."""
     return _python_constants(source) if path.endswith(".py") else _cpp_constants(source)
+
+
+def roofline_ms(work, device) -> float:
+    """sol_ms restated for the tests: the slowest of compute, DRAM and host link."""
+    compute = work.flops / (device.tflops(work.dtype) * 1e12) if work.flops else 0.0
+    return 1e3 * max(compute, work.bytes / (device.mem_gbs * 1e9),
+                     work.host_bytes / (device.host_gbs * 1e9))  # fmt: skip
+
+
+def floor_expected_ms(work, device) -> float:
+    """floor_ms restated: fastest arithmetic, the bytes a cache could hold left out."""
+    cold = max(0, work.bytes - work.reuse_bytes - device.l2_bytes)
+    return 1e3 * max(work.flops / (device.fastest_tflops * 1e12), cold / (device.mem_gbs * 1e9),
+                     work.host_bytes / (device.host_gbs * 1e9))  # fmt: skip

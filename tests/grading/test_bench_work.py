@@ -10,7 +10,14 @@ import pytest
 from cudaenv.grading.speed_of_light import BUILTIN_DEVICES, Work, floor_ms, sol_ms, work_of
 from cudaenv.problems import load_suite
 from cudaenv.problems.model import Problem, SourceFile
-from tests.grading.bench_work import FORMULAS, calls, perf_constants, segmented_values
+from tests.grading.bench_work import (
+    FORMULAS,
+    calls,
+    floor_expected_ms,
+    perf_constants,
+    roofline_ms,
+    segmented_values,
+)
 
 SUITE = load_suite("builtin")
 BENCHMARKED = sorted(p.task_id for p in SUITE if p.has_benchmark)
@@ -53,8 +60,8 @@ def test_declared_work_is_what_the_sizes_imply(task_id: str) -> None:
     expected = Work.model_validate(FORMULAS[task_id](problem.metadata.bench_sizes))  # type: ignore[attr-defined]
     assert work == expected
     for device in BUILTIN_DEVICES:
-        assert 0 <= floor_ms(work, device) <= sol_ms(work, device)
-    assert sol_ms(work, BUILTIN_DEVICES[0]) > 0
+        assert sol_ms(work, device) == pytest.approx(roofline_ms(work, device))
+        assert floor_ms(work, device) == pytest.approx(floor_expected_ms(work, device))
 
 
 def test_the_size_reader_follows_the_source() -> None:

@@ -85,9 +85,10 @@ def test_floor_uses_the_fastest_unit_and_leaves_out_what_a_cache_could_hold() ->
     reused = Work(flops=0, bytes=l2 + 48 * 10**11, reuse_bytes=24 * 10**11, dtype="fp32")
     assert floor_ms(reused, H200) == pytest.approx(500.0)
     tiny = Work(flops=0, bytes=l2 // 2, dtype="fp32")
-    assert floor_ms(tiny, H200) == 0.0 and sol_ms(tiny, H200) > 0  # fits in L2: no floor
-    for w in (gemm, stream, reused, tiny):
-        assert floor_ms(w, H200) <= sol_ms(w, H200)
+    assert floor_ms(tiny, H200) == 0.0  # fits in L2: no floor
+    assert sol_ms(tiny, H200) == pytest.approx(1e3 * (l2 // 2) / (H200.mem_gbs * 1e9))
+    assert sol_ms(stream, H200) == pytest.approx(1e3 * stream.bytes / (H200.mem_gbs * 1e9))
+    assert sol_ms(gemm, H200) == pytest.approx(1000.0 * 67 / H200.fp32_tflops)
 
 
 def test_work_is_validated() -> None:
