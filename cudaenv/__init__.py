@@ -21,6 +21,7 @@ _LAZY: dict[str, str] = {
     "make_sandbox": "cudaenv.sandbox",
     "Verdict": "cudaenv.grading.verdict",
     "grade": "cudaenv.grading.grader",
+    "GradeRequest": "cudaenv.grading.request",
     "rewards": "cudaenv.grading.rewards",
     "CudaEnv": "cudaenv.env.core",
     "SuiteEnv": "cudaenv.env.suite",
@@ -35,6 +36,7 @@ __all__ = [
     "BatchedEnvs",
     "CudaEnv",
     "ExecResult",
+    "GradeRequest",
     "Problem",
     "Sandbox",
     "Solution",
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from cudaenv.env.suite import SuiteEnv
     from cudaenv.grading import rewards
     from cudaenv.grading.grader import grade
+    from cudaenv.grading.request import GradeRequest
     from cudaenv.grading.verdict import Verdict
     from cudaenv.problems.loader import load_suite
     from cudaenv.problems.model import Problem, Solution, SourceFile

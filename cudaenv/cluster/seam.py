@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 from cudaenv.cluster.artifacts import ShippedBuild, export_build, import_build
 from cudaenv.grading.build_cache import build_key
-from cudaenv.grading.grader import grade
+from cudaenv.grading.request import GradeRequest
 from cudaenv.grading.verdict import Verdict
 from cudaenv.grading.workspace import SolutionInput, assemble
-from cudaenv.problems.model import Mode, Problem, SourceFile
+from cudaenv.problems.model import Problem
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
 
@@ -41,34 +41,8 @@ SandboxSpec = str | Callable[[], Sandbox]
 NO_GPU_ENV = "CUDAENV_FORCE_NO_GPU"  # toolkit.gpu_info() answers None while it is "1"
 
 
-@dataclass
-class GradeCall:
-    """One ``grade()`` call as data (what the env would have called), to run elsewhere."""
-
-    problem: Problem
-    files: list[SourceFile]
-    mode: Mode = "solve"
-    sandbox: SandboxSpec = "local"
-    sandbox_options: dict[str, Any] | None = None
-    options: dict[str, Any] = field(default_factory=dict)  # grade()'s other keywords
-
-    @property
-    def timed(self) -> bool:
-        """Whether this grade benchmarks (grade()'s default: in optimize mode)."""
-        bench = self.options.get("benchmark")
-        bench = self.mode == "optimize" if bench is None else bool(bench)
-        return bench and bool(self.problem.benchmark_command)
-
-    def run(self, files: SolutionInput | None = None, **overrides: Any) -> Verdict:
-        opts = {**self.options, **overrides}
-        return grade(
-            self.problem,
-            self.files if files is None else files,
-            mode=self.mode,
-            sandbox=self.sandbox,
-            sandbox_options=None if callable(self.sandbox) else self.sandbox_options,
-            **opts,
-        )
+#: One ``grade()`` call as data (what the env hands its grader), to run elsewhere.
+GradeCall = GradeRequest
 
 
 @dataclass

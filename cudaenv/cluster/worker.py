@@ -2,15 +2,15 @@
 sandboxes, builds) and hand only the exclusive grading stages to the grading service.
 
 A worker hides the GPU from itself (``CUDAENV_FORCE_NO_GPU=1``): nothing it runs may use a
-device a grader owns. Its episodes' envs are :class:`ClusterEnv`, a :class:`CudaEnv` whose
-grading goes through :func:`grade_on_cluster` instead of calling ``grade()`` in place.
+device a grader owns. Its episodes' envs are plain CudaEnvs whose ``grader`` is
+:func:`grade_on_cluster` (the env still freezes, collects and closes the agent's sandbox).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from cudaenv.cluster.seam import (
@@ -22,9 +22,7 @@ from cudaenv.cluster.seam import (
     route,
 )
 from cudaenv.env.core import CudaEnv
-from cudaenv.errors import SandboxError
 from cudaenv.grading.verdict import Verdict
-from cudaenv.problems.model import Problem
 from cudaenv.rollout.episode import (
     AgentSpec,
     EpisodeResult,
@@ -34,45 +32,6 @@ from cudaenv.rollout.episode import (
     run_job,
 )
 from cudaenv.sandbox.base import declare_workers
-
-Router = Callable[[GradeCall], Verdict]
-
-
-class ClusterEnv(CudaEnv):
-    """A CudaEnv that grades through ``router``: the same freeze, collection and sandbox
-    close as :meth:`CudaEnv._grade`, then the call is routed instead of run here.
-
-    Until :class:`CudaEnv` takes a ``grader=`` callable (see ``docs/CLUSTER.md``), this
-    overrides its private ``_grade``; that is the one place the cluster reaches into the env.
-    """
-
-    def __init__(self, problem: Problem | str, *, router: Router, **options: Any) -> None:
-        super().__init__(problem, **options)
-        self._router = router
-
-    def _grade(self) -> Verdict:
-        try:
-            self.sandbox.kill_processes()  # freeze first, as CudaEnv does
-            files = self.workspace_solution()
-        except SandboxError as exc:
-            return infrastructure_verdict(
-                GradeCall(self.problem, [], self.mode), f"could not collect the workspace: {exc}"
-            )
-        self._close_sandbox()
-        sandbox = self._grading_sandbox
-        options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
-        call = GradeCall(
-            problem=self.problem,
-            files=files,
-            mode=self.mode,  # type: ignore[arg-type]
-            sandbox=sandbox,
-            sandbox_options=None if callable(sandbox) else options,
-            options=dict(self.grade_options),
-        )
-        try:
-            return self._router(call)
-        except Exception as exc:  # the service, never the agent: mask, don't score
-            return infrastructure_verdict(call, f"grading raised {type(exc).__name__}: {exc}")
 
 
 def grade_on_cluster(
@@ -157,7 +116,7 @@ class EpisodeWorker:
 
         worker = f"{self.name}:{os.getpid()}"
         try:
-            env = ClusterEnv(job.problem, router=router, **self.env_options)
+            env = CudaEnv(job.problem, grader=router, **self.env_options)
         except Exception as exc:  # a bad option, a sandbox that cannot start: not the agent's
             why = f"could not make the env: {type(exc).__name__}: {exc}"[:4000]
             return infrastructure_result(job, why, worker=worker)

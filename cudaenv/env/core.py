@@ -31,7 +31,7 @@ from cudaenv.env.tools import MAX_ACTION_CHARS, tool_schemas
 from cudaenv.env.trajectory import Trajectory
 from cudaenv.env.workspace import collect_solution
 from cudaenv.errors import CudaEnvError, ModeError, SandboxError, SpecError
-from cudaenv.grading.grader import grade
+from cudaenv.grading.request import Grader, GradeRequest, grade_here
 from cudaenv.grading.rewards import RewardFn, get_reward
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Mode, Problem, Solution, SourceFile
@@ -65,6 +65,12 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         reward: a reward name from ``cudaenv.grading.rewards`` or a callable of a Verdict.
         step_penalty: optional per-step shaping, subtracted at every non-final step (off: 0).
         grade_on_truncation: grade what is there when a budget runs out (else reward 0).
+        grade_options: ``grade()``'s keywords (``benchmark``, ``sanitizer``, ``rounds``...).
+        grader: grades the collected files: a :data:`~cudaenv.grading.request.Grader`
+            (a :class:`~cudaenv.grading.request.GradeRequest` in, a Verdict out; the
+            ``grader`` attribute); None = ``grade()`` in this process. The env freezes,
+            collects and closes the agent's sandbox before calling it, and masks what it
+            raises as an infrastructure verdict.
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -87,6 +93,7 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         repair_solution: Solution | Mapping[str, str] | None = None,
         repair_verdict: Verdict | None = None,
         render_mode: str | None = None,
+        grader: Grader | None = None,
     ) -> None:
         self.source = source
         self._suite: Suite | None = None
@@ -107,6 +114,7 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         self.step_penalty = step_penalty
         self.grade_on_truncation = grade_on_truncation
         self.grade_options = dict(grade_options or {})
+        self.grader: Grader = grade_here if grader is None else grader
         self._sandbox_spec = sandbox
         self._sandbox_options = dict(sandbox_options or {})
         self._grading_sandbox = grading_sandbox or sandbox
@@ -377,6 +385,15 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         return collect_solution(self.sandbox, self.problem)
 
     def _grade(self) -> Verdict:
+        def masked(reason: str) -> Verdict:  # the machinery, never the agent: don't score
+            return Verdict(
+                task_id=self.problem.task_id,
+                mode=self.mode,
+                passed=None,
+                failure="infrastructure",
+                reason=reason,
+            )
+
         try:
             # escape: freeze the workspace first, so nothing the agent left running (a setsid
             # loop rewriting solution.cpp) can change the files between its last action and
@@ -384,13 +401,7 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
             self.sandbox.kill_processes()
             files = self.workspace_solution()
         except SandboxError as exc:
-            return Verdict(
-                task_id=self.problem.task_id,
-                mode=self.mode,
-                passed=None,
-                failure="infrastructure",
-                reason=f"could not collect the workspace: {exc}",
-            )
+            return masked(f"could not collect the workspace: {exc}")
         # escape: close the agent's sandbox before grading, so nothing it left running (a
         # process rewriting files, a CPU or GPU hog slowing the baseline's timing) outlives the
         # episode into the grading window
@@ -398,23 +409,18 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         sandbox = self._grading_sandbox
         # the agent's sandbox may have network (CLI agents reach their model server); grading never
         options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
+        request = GradeRequest(
+            problem=self.problem,
+            files=files,
+            mode=self.mode,  # type: ignore[arg-type]
+            sandbox=sandbox,
+            sandbox_options=None if callable(sandbox) else options,
+            options=dict(self.grade_options),
+        )
         try:
-            return grade(
-                self.problem,
-                files,
-                mode=self.mode,  # type: ignore[arg-type]
-                sandbox=sandbox,
-                sandbox_options=None if callable(sandbox) else options,
-                **self.grade_options,
-            )
-        except Exception as exc:  # the grading machinery, never the agent: mask, don't score
-            return Verdict(
-                task_id=self.problem.task_id,
-                mode=self.mode,
-                passed=None,
-                failure="infrastructure",
-                reason=f"grading raised {type(exc).__name__}: {exc}",
-            )
+            return self.grader(request)
+        except Exception as exc:
+            return masked(f"grading raised {type(exc).__name__}: {exc}")
 
     def render(self) -> str | None:  # type: ignore[override]
         if self.render_mode != "ansi" or self.trajectory is None:

@@ -246,19 +246,18 @@ def test_missing_binary_is_an_agent_error(cpu_problem) -> None:
         env.close()
 
 
-def test_grading_never_gets_the_network(monkeypatch: pytest.MonkeyPatch, cpu_problem) -> None:
-    import cudaenv.env.core as core
+def test_grading_never_gets_the_network(cpu_problem) -> None:
+    from cudaenv.grading.request import GradeRequest, grade_here
 
     seen = {}
-    real = core.grade
 
-    def spy(*args, **kwargs):
-        seen.update(kwargs.get("sandbox_options") or {})
+    def grader(request: GradeRequest):
+        seen.update(request.sandbox_options or {})
         seen["called"] = True
-        return real(*args, **kwargs)
+        return grade_here(request)
 
-    monkeypatch.setattr(core, "grade", spy)
     env = networked_env(cpu_problem)
+    env.grader = grader
     env.reset()
     env.step({"tool": "submit", "args": {}})
     assert seen.get("called") and "network" not in seen

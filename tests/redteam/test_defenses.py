@@ -197,26 +197,23 @@ def test_workspace_drops_shadowing_and_result_files() -> None:
 
 def test_agent_sandbox_is_closed_before_grading() -> None:
     """escape: nothing the agent started is alive while its solution is graded."""
+    from cudaenv.grading.request import GradeRequest, grade_here
+
     problem = fixture_suite().problem("cpu-add")
-    env = CudaEnv(problem)
     seen = {}
-    import cudaenv.env.core as core
 
-    real = core.grade
-
-    def spy(*args, **kwargs):
+    def grader(request: GradeRequest):
         seen["agent_sandbox"] = env._sandbox
-        return real(*args, **kwargs)
+        return grade_here(request)
 
-    core.grade = spy
+    env = CudaEnv(problem, grader=grader)
     try:
         env.reset()
         env.step({"tool": "bash", "args": {"command": "sleep 300 & echo started"}})
         env.step({"tool": "submit", "args": {}})
     finally:
-        core.grade = real
         env.close()
-    assert seen["agent_sandbox"] is None
+    assert "agent_sandbox" in seen and seen["agent_sandbox"] is None
 
 
 def test_completion_proof_still_required_behind_the_static_layer() -> None:
