@@ -198,7 +198,9 @@ class Grader:
                 baseline = ensure_baseline(
                     self.store, p, device, self.name, time_it, wait_s=self.baseline_wait_s
                 )
-        verdict = run_exclusive_stages(call, before_s=work.before_s, sandbox_options=options)
+        verdict = run_exclusive_stages(
+            call, before_s=work.before_s, sandbox_options=options, checks=work.checks
+        )
         return baseline, verdict
 
     def stats(self) -> GraderStats:

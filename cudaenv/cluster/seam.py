@@ -3,20 +3,21 @@ part of a grade an episode worker runs, and the part a grader runs.
 
 Why one narrow module: ``cudaenv/grading/`` is being restructured, so the cluster depends on
 its public calls only (:func:`~cudaenv.grading.grader.grade`, ``assemble``, the build cache's
-key), here. ``grade()`` has no split between the build path and the exclusive stages yet, so:
+key, the checks it carries), here. ``grade()`` has no split between the build path and the
+exclusive stages yet, so:
 
 - :func:`build_stages` (episode worker, CPU, no device): ``grade()`` without benchmark or
   sanitizer, with the GPU hidden (``CUDAENV_FORCE_NO_GPU`` is set in episode workers): static
   checks, build, toolchain checks, and the tests of a problem that needs no GPU. A failure
   there is final and never waits for a device. Otherwise the build-cache entries of the
   solution (and, when the baseline has not been timed anywhere yet, of the baseline) are
-  shipped with the work (:mod:`cudaenv.cluster.artifacts`).
+  shipped with the work (:mod:`cudaenv.cluster.artifacts`), and so are the passed static and
+  toolchain stages (:mod:`cudaenv.grading.carried`, bound to the graded files' hash).
 - :func:`run_exclusive_stages` (grader, holding its device): the shipped builds go into the
-  grader node's build cache, then ``grade()`` in full, whose build is a cache restore (no
-  compiler runs) and whose test, sanitizer and benchmark stages run on the grader's device.
-
-The split ``grade()`` should offer (see ``docs/CLUSTER.md``) would remove the repeated static,
-toolchain and (CPU problems) test stages from the grader's exclusive time.
+  grader node's build cache, then ``grade()`` from pristine inputs, whose static and
+  toolchain stages are the carried ones (not rerun: same files, same toolchain), whose build
+  is a cache restore (no compiler runs), and whose test, sanitizer and benchmark stages run
+  on the grader's device. Only the tests of a benchmarked CPU problem still run twice.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from cudaenv.cluster.artifacts import ShippedBuild, export_build, import_build
 from cudaenv.grading.build_cache import build_key
+from cudaenv.grading.carried import CarriedChecks, carry
 from cudaenv.grading.request import GradeRequest
 from cudaenv.grading.verdict import Verdict
-from cudaenv.grading.workspace import SolutionInput, assemble
+from cudaenv.grading.workspace import GradingFiles, assemble
 from cudaenv.problems.model import Problem
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox.base import Sandbox
@@ -56,6 +58,7 @@ class ExclusiveWork:
     priority: int = 1
     builds: list[Any] = field(default_factory=list)  # ObjectRefs of ShippedBuild (or models)
     before_s: float = 0.0  # the worker's part of the grade
+    checks: CarriedChecks | None = None  # the static and toolchain stages the worker passed
     task: str = ""  # the problem an empty stage stands for (queue fairness)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
@@ -99,44 +102,56 @@ class _NotingBoxes:
         return box
 
 
-def _shipped(problem: Problem, files: SolutionInput, toolchains: list[str]) -> ShippedBuild | None:
+def _shipped(problem: Problem, files: GradingFiles, toolchains: list[str]) -> ShippedBuild | None:
     if not problem.build_command or not toolchains:
         return None
-    graded = assemble(problem, files).all
-    key = build_key(graded, problem.build_command, problem.problem_type, toolchains[0])
+    key = build_key(files.all, problem.build_command, problem.problem_type, toolchains[0])
     return export_build(key)
 
 
-def build_stages(
-    call: GradeCall, kind: Kind | None, *, baseline_known: bool = True
-) -> tuple[Verdict | None, list[ShippedBuild], float]:
-    """The worker's part: a final Verdict (graded here, or failed before any device was
-    needed), or None and the builds to ship with the exclusive work; and its seconds.
+class WorkerPart(NamedTuple):
+    """What :func:`build_stages` established: a final ``verdict`` (graded here, or failed
+    before any device was needed), or None and the ``builds`` and ``checks`` to ship with
+    the exclusive work; and its ``seconds``."""
+
+    verdict: Verdict | None
+    builds: list[ShippedBuild]
+    seconds: float
+    checks: CarriedChecks | None = None
+
+
+def build_stages(call: GradeCall, kind: Kind | None, *, baseline_known: bool = True) -> WorkerPart:
+    """The worker's part of ``call``'s grade (see :class:`WorkerPart`).
 
     ``baseline_known``: the baseline is timed for this problem somewhere in the cluster
     already; else it is built here too, so the grader that times it compiles nothing.
     """
     started = time.perf_counter()
     if kind is None:
-        return call.run(), [], time.perf_counter() - started
+        return WorkerPart(call.run(), [], time.perf_counter() - started)
     if call.problem.problem_type == "cuda_python":  # no build to ship; the grader does it all
-        return None, [], time.perf_counter() - started
+        return WorkerPart(None, [], time.perf_counter() - started)
     boxes = _NotingBoxes(call)
     first = GradeCall(
         call.problem, call.files, call.mode, boxes, None, {**call.options, "benchmark": False}
     )
     verdict = first.run(sanitizer=False)
     if verdict.passed is False or verdict.failure is not None:
-        return verdict, [], time.perf_counter() - started
-    builds = [b for b in [_shipped(call.problem, call.files, boxes.toolchains)] if b]
+        return WorkerPart(verdict, [], time.perf_counter() - started)
+    graded = assemble(call.problem, call.files)
+    builds = [b for b in [_shipped(call.problem, graded, boxes.toolchains)] if b]
+    refs = bool(call.options.get("check_references", True))
+    toolchain = boxes.toolchains[0] if boxes.toolchains else ""
+    checks = carry(verdict, call.problem, graded, toolchain, check_references=refs)
     base = call.problem.baseline_solution
     if call.timed and base is not None and not baseline_known:
         base_boxes = _NotingBoxes(call)
         base_call = GradeCall(call.problem, [], call.mode, base_boxes, None, {})
         built = base_call.run(base, benchmark=False, check_references=False, sanitizer=False)
         if built.compiled:
-            builds += [b for b in [_shipped(call.problem, base, base_boxes.toolchains)] if b]
-    return None, builds, time.perf_counter() - started
+            shipped = _shipped(call.problem, assemble(call.problem, base), base_boxes.toolchains)
+            builds += [shipped] if shipped else []
+    return WorkerPart(None, builds, time.perf_counter() - started, checks)
 
 
 def install_builds(builds: list[ShippedBuild]) -> int:
@@ -145,13 +160,18 @@ def install_builds(builds: list[ShippedBuild]) -> int:
 
 
 def run_exclusive_stages(
-    call: GradeCall, *, before_s: float = 0.0, sandbox_options: Mapping[str, Any] | None = None
+    call: GradeCall,
+    *,
+    before_s: float = 0.0,
+    sandbox_options: Mapping[str, Any] | None = None,
+    checks: CarriedChecks | None = None,
 ) -> Verdict:
-    """The grader's part (its device held): ``grade()`` in full; the build restores the
+    """The grader's part (its device held): ``grade()`` from pristine inputs, taking the
+    worker's ``checks`` for the same files instead of rerunning them; the build restores the
     shipped binaries. ``sandbox_options`` replace the call's (a docker grader's ``gpus``)."""
     opts = call.sandbox_options if sandbox_options is None else dict(sandbox_options)
     here = GradeCall(call.problem, call.files, call.mode, call.sandbox, opts, call.options)
-    return with_worker_time(here.run(), before_s)
+    return with_worker_time(here.run(carried=checks), before_s)
 
 
 def with_worker_time(verdict: Verdict, before_s: float) -> Verdict:

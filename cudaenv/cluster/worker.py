@@ -52,7 +52,7 @@ def grade_on_cluster(
     known = True
     if kind is not None and call.timed and call.problem.baseline_solution is not None:
         known = bool(r.get(store.knows.remote(call.problem.content_hash())))
-    verdict, builds, seconds = build_stages(call, kind, baseline_known=known)
+    verdict, builds, seconds, checks = build_stages(call, kind, baseline_known=known)
     if verdict is not None or kind is None:
         return verdict or infrastructure_verdict(call, "no verdict")
     work = ExclusiveWork(
@@ -62,6 +62,7 @@ def grade_on_cluster(
         priority=priority,
         builds=[r.put(b) for b in builds],  # fetched by the grader only on a cache miss
         before_s=seconds,
+        checks=checks,
     )
     outcome = r.get(scheduler.submit.remote(work))
     return outcome.verdict or infrastructure_verdict(call, "the grader returned no verdict")

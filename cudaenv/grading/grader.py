@@ -21,6 +21,7 @@ from cudaenv.errors import CudaEnvError
 from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
 from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
+from cudaenv.grading.carried import STATIC_STAGES, TOOLCHAIN_STAGES, CarriedChecks, checks_key, take
 from cudaenv.grading.faults import guarded
 from cudaenv.grading.gpu_clocks import ClockSampler
 from cudaenv.grading.lease import gpu_lease
@@ -69,12 +70,16 @@ class _Grading:
     check_references: bool = True
     tests: OutcomeCache | None = None
     compiler_cache: bool = True
+    carried: CarriedChecks | None = None  # checks another grade ran on these inputs
     sandboxes: list[Sandbox] = field(default_factory=list)
     snapshot: Snapshot | None = None  # the workspace as the build left it
 
     def __post_init__(self) -> None:
         self.gpu = gpu_info()
         self.uses_token = uses_completion_token(self.problem)
+        self.key = (
+            checks_key(self.problem, self.files, self.check_references) if self.carried else ""
+        )
         self.verdict = Verdict(
             task_id=self.problem.task_id,
             mode=self.mode,
@@ -138,7 +143,9 @@ class _Grading:
         refs = p.source_references if self.check_references else None
         # a baseline (check_references=False) may use what solutions may not
         forbidden = p.forbidden_references if self.check_references else []
-        if why := static_stage(v, self.files.solution, refs, forbidden):
+        if not take(v, self.carried, self.key, STATIC_STAGES) and (
+            why := static_stage(v, self.files.solution, refs, forbidden)
+        ):
             return self.fail(why)
 
         box = self.sandbox()
@@ -154,7 +161,9 @@ class _Grading:
         if not v.compiled:
             return self.fail(f"build {build.status}: {build.reason}")
         # what the compiler sees (spliced, preprocessed, the object's symbols): static_cpp
-        if why := toolchain_check(v, box, p, self.files, self.env(box), forbidden, self.timeout):
+        if not take(v, self.carried, self.key, TOOLCHAIN_STAGES, box.toolchain_id) and (
+            why := toolchain_check(v, box, p, self.files, self.env(box), forbidden, self.timeout)
+        ):
             return self.fail(why)
 
         if p.needs_gpu and self.gpu is None:
@@ -350,6 +359,7 @@ def grade(
     check_references: bool = True,
     test_cache: bool = True,
     compiler_cache: bool = True,
+    carried: CarriedChecks | None = None,
 ) -> Verdict:
     """Grade ``files`` as a solution of ``problem``; see the module docstring.
 
@@ -359,6 +369,7 @@ def grade(
     ``test_cache=False`` always re-runs the tests (see :mod:`cudaenv.grading.outcome_cache`).
     ``check_references=False`` skips the required-API check (for grading a problem's own
     baseline, which may deliberately avoid the API the problem asks for).
+    ``carried``: check stages another grade ran on the same inputs (:mod:`cudaenv.grading.carried`).
     """
     started = time.perf_counter()
     tools = list(SANITIZER_TOOLS[:1]) if sanitizer is True else list(sanitizer or [])
@@ -382,6 +393,7 @@ def grade(
         tests=OutcomeCache() if test_cache else None,
         timeout=problem.timeout_seconds or DEFAULT_TIMEOUT_S,
         check_references=check_references,
+        carried=carried,
     )
     try:
         verdict = run.run()

@@ -79,7 +79,7 @@ def test_shipped_builds_restore_on_another_node_without_compiling(
     p = problem(tmp_path / "s", "cpu-ship")
     call = GradeCall(p, solution(), "solve", options={"benchmark": True, "rounds": 1})
     node_cache("worker")
-    verdict, builds, _ = build_stages(call, "cpu", baseline_known=False)
+    verdict, builds, _, _ = build_stages(call, "cpu", baseline_known=False)
     assert verdict is None  # passed the worker's part: exclusive work follows
     assert len(builds) == 2 and all(b.files for b in builds)  # the solution's and the baseline's
     assert {b.entry.artifacts[0] for b in builds} == {"test.out"}
@@ -101,12 +101,12 @@ def test_worker_part_is_final_when_it_fails_before_any_device(tmp_path: Path, no
     node_cache("worker")
     p = problem(tmp_path / "s", "gpu-fail", gpu=True)
     broken = GradeCall(p, solution("int add(int a, int b) { return a + ; }\n"), "optimize")
-    verdict, builds, _ = build_stages(broken, "gpu")
+    verdict, builds, _, checks = build_stages(broken, "gpu")
     assert verdict is not None and verdict.passed is False and verdict.failure == "agent"
-    assert verdict.stages["build"].status == "failed" and builds == []
+    assert verdict.stages["build"].status == "failed" and builds == [] and checks is None
 
     good = GradeCall(p, solution(), "optimize")
-    verdict, builds, _ = build_stages(good, "gpu")  # no GPU here: the tests wait for a grader
+    verdict, builds, _, _ = build_stages(good, "gpu")  # no GPU here: the tests wait for a grader
     assert verdict is None and len(builds) == 1
     assert BuildCache().get(builds[0].key) is not None
 
@@ -114,7 +114,7 @@ def test_worker_part_is_final_when_it_fails_before_any_device(tmp_path: Path, no
 def test_work_needing_no_grader_is_graded_in_full_on_the_worker(tmp_path: Path, node_cache) -> None:
     node_cache("worker")
     p = problem(tmp_path / "s", "cpu-solve", bench=False)
-    verdict, builds, _ = build_stages(GradeCall(p, solution(), "solve"), None)
+    verdict, builds, _, _ = build_stages(GradeCall(p, solution(), "solve"), None)
     assert verdict is not None and verdict.passed is True and builds == []
 
 
@@ -124,3 +124,57 @@ def test_the_workers_part_is_counted_into_the_grades_seconds() -> None:
 
     assert with_worker_time(Verdict(task_id="t", seconds=0.25), 1.5).seconds == 1.75
     assert with_worker_time(Verdict(task_id="t", seconds=0.25), 0.0).seconds == 0.25
+
+
+def _toolchain_checks_run_here(cache: Path) -> int:
+    """Toolchain checks this node ran itself (each leaves its outcome in the node's cache)."""
+    d = cache / "toolchain-checks"
+    return len(list(d.glob("*.json"))) if d.is_dir() else 0
+
+
+def test_the_grader_takes_the_workers_checks_instead_of_rerunning_them(
+    tmp_path: Path, node_cache
+) -> None:
+    p = problem(tmp_path / "s", "cpu-carry")
+    call = GradeCall(p, solution(), "solve", options={"benchmark": True, "rounds": 1})
+    worker = node_cache("worker")
+    part = build_stages(call, "cpu")
+    assert part.verdict is None and part.checks is not None
+    assert {"static", "toolchain"} <= set(part.checks.stages)
+    assert _toolchain_checks_run_here(worker) == 1
+
+    grader = node_cache("grader")
+    install_builds(part.builds)
+    v = run_exclusive_stages(call, checks=part.checks)
+    assert v.passed is True, v.reason
+    for name, stage in part.checks.stages.items():  # the worker's records, carried over
+        assert v.stages[name] == stage.model_copy(update={"cached": True}), name
+    assert v.stages["test"].status == "ok" and v.stages["benchmark"].status == "ok"
+    assert _toolchain_checks_run_here(grader) == 0  # nothing compiled for a check here
+
+    v = run_exclusive_stages(call)  # no carry: the grader checks for itself
+    assert v.passed is True and not v.stages["toolchain"].cached
+    assert _toolchain_checks_run_here(grader) == 1
+
+
+def test_carried_checks_never_cover_other_files_or_another_toolchain(
+    tmp_path: Path, node_cache
+) -> None:
+    p = problem(tmp_path / "s", "cpu-carry-guard")
+    good = GradeCall(p, solution(), "solve", options={"benchmark": True, "rounds": 1})
+    node_cache("worker")
+    checks = build_stages(good, "cpu").checks
+    assert checks is not None
+
+    grader = node_cache("grader")
+    cheat = CPU_SOLUTION.replace("return a + b;", 'return getenv("X") ? a + b : a + b;')
+    bad = GradeCall(p, solution("#include <cstdlib>\n" + cheat), "solve", options=good.options)
+    v = run_exclusive_stages(bad, checks=checks)  # the good solution's checks, other files
+    assert v.passed is False and v.stages["static"].status == "failed"
+    assert not v.stages["static"].cached and "getenv" in v.stages["static"].output_tail
+
+    elsewhere = checks.model_copy(update={"toolchain_id": "another-toolkit"})
+    v = run_exclusive_stages(good, checks=elsewhere)
+    assert v.passed is True, v.reason
+    assert v.stages["static"].cached and not v.stages["toolchain"].cached  # checked here
+    assert _toolchain_checks_run_here(grader) == 1
