@@ -25,22 +25,26 @@ from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field
 
 from cudaenv.grading.cache_files import warn_failed, write_atomic
+from cudaenv.grading.profiler.flush import flush_env
 from cudaenv.grading.verdict import Timing
 from cudaenv.problems.model import Problem
 from cudaenv.toolkit import GpuInfo, cache_dir
 
 
 def baseline_key(problem: Problem, gpu: GpuInfo) -> str:
-    blob = json.dumps(
-        [
-            problem.content_hash(),
-            gpu.name,
-            gpu.driver,
-            gpu.toolkit,
-            problem.timing_mode.model_dump(),
-        ],
-        sort_keys=True,
-    )
+    """The cache key of a baseline timing: the problem, the device and its software, the
+    timing mode, and the grader's L2 flush where the mode gets one (a flushed and an
+    unflushed timing are not the same measurement; keys without a flush are unchanged)."""
+    parts: list[object] = [
+        problem.content_hash(),
+        gpu.name,
+        gpu.driver,
+        gpu.toolkit,
+        problem.timing_mode.model_dump(),
+    ]
+    if flush := flush_env(problem.timing_mode):
+        parts.append(flush)
+    blob = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -18,6 +18,7 @@ from cudaenv.grading.baseline_cache import BaselineCache, Provenance, baseline_k
 from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.lease import gpu_lease
+from cudaenv.grading.profiler.flush import common_flush
 from cudaenv.grading.stages import (
     BENCH_SEED_ENV,
     DEFAULT_TIMEOUT_S,
@@ -63,6 +64,7 @@ def time_baseline(
         if built.status not in ("ok", "skipped"):
             raise GradingError(f"{p.task_id}: the baseline failed to build: {built.reason}")
         samples: list[float] = []
+        flushes: list[int | None] = []
         with gpu_lease(None if gpu else "cpu"):
             for _ in range(max(1, rounds)):
                 box.kill_processes()
@@ -76,7 +78,10 @@ def time_baseline(
                         f"{p.task_id}: the baseline's benchmark {m.stage.status}: {m.stage.reason}"
                     )
                 samples.append(m.ms)
-        timing = summarise(samples, p.timing_mode.type)
+                flushes.append(m.l2_flush_bytes)
+        timing = summarise(samples, p.timing_mode.type).model_copy(
+            update={"l2_flush_bytes": common_flush(flushes)}
+        )
         (cache or BaselineCache()).put(
             baseline_key(p, device),
             timing,

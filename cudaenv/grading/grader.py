@@ -293,6 +293,8 @@ class _Grading:
         base: list[float] = []
         sol_clocks: list[ClockReading | None] = []  # NVML per sample (None: no NVML here)
         base_clocks: list[ClockReading | None] = []
+        sol_flush: list[int | None] = []  # the grader's L2 flush per sample (None: none)
+        base_flush: list[int | None] = []
         stage: StageResult | None = None
         with gpu_lease(None if self.gpu else "cpu"):
             for n in range(self.rounds):
@@ -314,6 +316,7 @@ class _Grading:
                     break
                 sol.append(m.ms)
                 sol_clocks.append(clock.reading)
+                sol_flush.append(m.l2_flush_bytes)
                 if base_box is not None:
                     base_box.kill_processes()
                     with ClockSampler() as clock:
@@ -325,9 +328,11 @@ class _Grading:
                         )
                         base.clear()
                         base_clocks.clear()
+                        base_flush.clear()
                     else:
                         base.append(bm.ms)
                         base_clocks.append(clock.reading)
+                        base_flush.append(bm.l2_flush_bytes)
         assert stage is not None
         if not sol:
             v.stages["benchmark"] = stage
@@ -335,7 +340,10 @@ class _Grading:
             return
         where = None if self.gpu else f"timed on the CPU ({device.name})"
         v.stages["benchmark"] = stage.model_copy(update={"reason": stage.reason or where})
-        record_timings(v, sol, base, cached, p.timing_mode.type, sol_clocks, base_clocks)
+        record_timings(
+            v, sol, base, cached, p.timing_mode.type, sol_clocks, base_clocks,
+            solution_flush=sol_flush, baseline_flush=base_flush,
+        )  # fmt: skip
         assess(v, p, device.name)  # speed of light, physics floor (a device the table knows)
 
     def close(self) -> None:

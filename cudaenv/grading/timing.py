@@ -24,7 +24,7 @@ from cudaenv.grading import gpu_clocks
 from cudaenv.grading.profiler import ProfilerLocation
 from cudaenv.grading.stages import TOKEN_PREFIX, run_stage
 from cudaenv.grading.verdict import ClockReading, StageResult, Timing, Verdict
-from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming
+from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming, TimingMode
 from cudaenv.sandbox.base import Sandbox
 from cudaenv.toolkit import GpuInfo, cpu_identity
 
@@ -37,6 +37,7 @@ class Measurement:
     ms: float | None
     stage: StageResult
     suspected: list[str] = field(default_factory=list)
+    l2_flush_bytes: int | None = None  # the grader's L2 flush before the timed ranges
 
 
 def timing_device(problem: Problem, gpu: GpuInfo | None) -> GpuInfo | None:
@@ -77,18 +78,21 @@ def sandbox_profiler(sandbox: Sandbox) -> ProfilerLocation:
     return _image_profilers[key]
 
 
-def _profiler_env(sandbox: Sandbox, out_path: str, nonce: str) -> dict[str, str]:
+def _profiler_env(sandbox: Sandbox, out_path: str, nonce: str, mode: TimingMode) -> dict[str, str]:
     """Host toolchain: the host-built library, copied into the workspace under a random name.
     An image's toolchain: the image's own prebuilt library and libcupti (host paths and a
-    host-compiled library would not match the image's CUDA)."""
+    host-compiled library would not match the image's CUDA). A ``region`` timing also gets
+    the grader's L2 flush before its ranges (``profiler.flush``; ``CUDAENV_L2_FLUSH=0`` off)."""
     from cudaenv.grading.profiler import build_profiler, profiler_env
 
     if sandbox.toolchain_id != "host":
         found = sandbox_profiler(sandbox)
-        return profiler_env(out_path, nonce, Path(found.library), found.ld_library_path)
+        return profiler_env(
+            out_path, nonce, Path(found.library), found.ld_library_path, timing_mode=mode
+        )
     lib_name = f".cudaenv-{secrets.token_hex(8)}.so"
     sandbox.write_file(lib_name, build_profiler().read_bytes())
-    return profiler_env(out_path, nonce, Path(f"./{lib_name}"))
+    return profiler_env(out_path, nonce, Path(f"./{lib_name}"), timing_mode=mode)
 
 
 def measure(
@@ -108,7 +112,7 @@ def measure(
     if not isinstance(mode, ProcessTiming | CustomTiming):
         prof_name = f".cudaenv-{secrets.token_hex(8)}.json"
         nonce = secrets.token_hex(16)
-        run_env.update(_profiler_env(sandbox, f"./{prof_name}", nonce))
+        run_env.update(_profiler_env(sandbox, f"./{prof_name}", nonce, mode))
     stage, res = run_stage(
         sandbox, problem.benchmark_command, timeout=timeout, env=run_env, token=token
     )
@@ -139,7 +143,7 @@ def measure(
                 [f"self-reported time {reported:.3f} ms exceeds the process wall clock"],
             )
         return Measurement(reported, stage)
-    from cudaenv.grading.profiler import load_profile, time_ms
+    from cudaenv.grading.profiler import flushed_bytes, load_profile, time_ms
 
     try:
         raw = sandbox.read_file(prof_name)  # type: ignore[arg-type]
@@ -166,7 +170,7 @@ def measure(
             update={"status": "failed", "reason": "no timed GPU work in the benchmark region"}
         )
         return Measurement(None, stage, ["benchmark region contains no GPU work"])
-    return Measurement(ms, stage)
+    return Measurement(ms, stage, l2_flush_bytes=flushed_bytes(profile))
 
 
 def summarise(samples: list[float], source: str) -> Timing:
@@ -203,18 +207,33 @@ def record_timings(
     source: str,
     solution_clocks: list[ClockReading | None] | None = None,
     baseline_clocks: list[ClockReading | None] | None = None,
+    *,
+    solution_flush: list[int | None] | None = None,
+    baseline_flush: list[int | None] | None = None,
 ) -> None:
     """The verdict's timings and speedup. The baseline timed beside the solution, where there
     is one, is good for this verdict only and never cached (provenance); else the cached one.
     With the NVML reading of each sample, samples taken on a throttled device are dropped and
-    counted (:mod:`cudaenv.grading.gpu_clocks`); medians and the CI use the kept ones."""
+    counted (:mod:`cudaenv.grading.gpu_clocks`); medians and the CI use the kept ones. With
+    each sample's L2 flush size (``Measurement.l2_flush_bytes``) the timing records the flush
+    when every sample had one (``profiler.flush.common_flush``)."""
+    from cudaenv.grading.profiler.flush import common_flush
+
     verdict.solution_timing = gpu_clocks.timing(
-        solution, solution_clocks or [None] * len(solution), source
+        solution,
+        solution_clocks or [None] * len(solution),
+        source,
+        l2_flush_bytes=common_flush(solution_flush or []),
     )
     verdict.solution_ms = verdict.solution_timing.median_ms
     base = cached
     if baseline:
-        base = gpu_clocks.timing(baseline, baseline_clocks or [None] * len(baseline), source)
+        base = gpu_clocks.timing(
+            baseline,
+            baseline_clocks or [None] * len(baseline),
+            source,
+            l2_flush_bytes=common_flush(baseline_flush or []),
+        )
     if base is not None and base.median_ms and verdict.solution_ms:
         verdict.baseline_timing = base
         verdict.baseline_ms = base.median_ms

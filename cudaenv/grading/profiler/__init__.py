@@ -10,16 +10,19 @@ a problem's timing mode asks for.
 
 The jobs live in modules of their own: :mod:`.build` (compiling the library),
 :mod:`.env` (the variables that profile a process), :mod:`.profile` (the document and its
-authentication) and :mod:`.modes` (the time each timing mode asks for; its matching rules).
+authentication), :mod:`.flush` (the L2 flush before timed ranges) and :mod:`.modes` (the
+time each timing mode asks for; its matching rules).
 """
 
 from __future__ import annotations
 
 from cudaenv.grading.profiler.build import LIBRARY_NAME, build_profiler, cupti_dirs
 from cudaenv.grading.profiler.env import ProfilerLocation, new_nonce, profiler_env, where
+from cudaenv.grading.profiler.flush import flush_env, flush_setting, flush_size, flushed_bytes
 from cudaenv.grading.profiler.modes import kernel_names, time_ms
 from cudaenv.grading.profiler.profile import (
     KernelRecord,
+    L2FlushRecord,
     MemcpyRecord,
     ProfileData,
     RangeRecord,
@@ -29,12 +32,17 @@ from cudaenv.grading.profiler.profile import (
 __all__ = [
     "LIBRARY_NAME",
     "KernelRecord",
+    "L2FlushRecord",
     "MemcpyRecord",
     "ProfileData",
     "ProfilerLocation",
     "RangeRecord",
     "build_profiler",
     "cupti_dirs",
+    "flush_env",
+    "flush_setting",
+    "flush_size",
+    "flushed_bytes",
     "kernel_names",
     "load_profile",
     "new_nonce",

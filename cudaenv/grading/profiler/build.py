@@ -58,7 +58,7 @@ def _nvcc_command(source: Path, output: Path, include: Path, lib: Path) -> list[
     nvcc = cuda_home() / "bin" / "nvcc"  # type: ignore[operator]  # checked by cupti_dirs
     return [
         str(nvcc), "-std=c++17", "-O2", "-shared", "-Xcompiler", _CXX_FLAGS,
-        "-I", str(include), "-L", str(lib), "-lcupti", "-Xlinker", f"-rpath,{lib}",
+        "-I", str(include), "-L", str(lib), "-lcupti", "-ldl", "-Xlinker", f"-rpath,{lib}",
         "-o", str(output), str(source),
     ]  # fmt: skip
 

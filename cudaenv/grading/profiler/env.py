@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from cudaenv.grading.profiler.build import build_profiler, cupti_dirs
+from cudaenv.grading.profiler.flush import AnyTiming, flush_env
 from cudaenv.toolkit import toolkit_env
 
 
@@ -22,6 +23,9 @@ def profiler_env(
     nonce: str,
     library: Path | None = None,
     ld_library_path: str | None = None,
+    *,
+    timing_mode: AnyTiming | None = None,
+    l2_flush: int | None = None,
 ) -> dict[str, str]:
     """Variables that make a process profiled, writing its profile to ``out_path``.
 
@@ -29,7 +33,9 @@ def profiler_env(
     NVTX to CUPTI, which is what makes NVTX ranges reach the profiler's callbacks. Both the
     output path and the nonce are erased from the process's environment when it starts.
     ``ld_library_path``: where libcupti is found where the process runs (default: this host's
-    toolkit; an image reports its own, see :func:`where`).
+    toolkit; an image reports its own, see :func:`where`). ``timing_mode``: the benchmark's;
+    a ``region`` timing adds the L2 flush before its ranges (:mod:`.flush`; ``l2_flush``
+    overrides the grader's ``CUDAENV_L2_FLUSH``: 0 off, 1 default size, else bytes).
     """
     library = library or build_profiler()
     if ld_library_path is None:
@@ -42,6 +48,7 @@ def profiler_env(
         "CUDAENV_PROFILE_OUT": str(out_path),
         "CUDAENV_PROFILE_NONCE": nonce,
         "LD_LIBRARY_PATH": ld_library_path,
+        **(flush_env(timing_mode, l2_flush) if timing_mode is not None else {}),
     }
 
 

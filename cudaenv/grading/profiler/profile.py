@@ -93,6 +93,25 @@ class DroppedCounts(BaseModel):
     unmatched_range_ends: int = 0
 
 
+class L2FlushRecord(BaseModel):
+    """What the grader's L2 flush did in the run (present when it was asked for): ``bytes``
+    per flush, the device's ``l2_bytes``, ``count`` flushes done, ``skipped`` timed ranges
+    with no CUDA context yet, ``failures`` refused by the driver (``error``: the first), and
+    the GPU time of the flush memsets CUPTI saw (``gpu_count``, ``gpu_ns``: never counted as
+    the program's)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    request: int = Field(default=0, ge=0)
+    bytes: int = Field(default=0, ge=0)
+    l2_bytes: int = Field(default=0, ge=0)
+    count: int = Field(default=0, ge=0)
+    skipped: int = Field(default=0, ge=0)
+    failures: int = Field(default=0, ge=0)
+    gpu_count: int = Field(default=0, ge=0)
+    gpu_ns: int = Field(default=0, ge=0)
+    error: str | None = None
+
+
 class ProfileData(BaseModel):
     """The profiler's output document."""
 
@@ -104,6 +123,7 @@ class ProfileData(BaseModel):
     kernels_aggregated: bool = False
     kernels: list[KernelRecord] = Field(default_factory=list)
     memcpy: list[MemcpyRecord] = Field(default_factory=list)
+    l2_flush: L2FlushRecord | None = None
     ranges_aggregated: bool = False
     ranges: list[RangeRecord] = Field(default_factory=list)
     ranges_complete: bool = True
