@@ -8,10 +8,15 @@ Stages (``--stages``, default all, in this order):
 - ``validate``: ``validate_problem`` on every bundled problem through ``grade`` (reference
   passes, NOP fails, reference not slower than baseline; the baseline-only pass writes the
   cache) plus, for every timed reference, SOL fraction <= 1 and no physics-floor trip;
-- ``optimize``: five references graded in optimize mode with the profiler: speedup, SOL;
+- ``optimize``: five references graded in optimize mode with the profiler: speedup, SOL, and
+  the grader's L2 flush before every timed sample (``Timing.l2_flush_bytes`` >= 2 x L2);
 - ``sanitizer``: memcheck passes five references and fails two broken solutions (each reads
   past a buffer of its own, which no test notices);
-- ``aa``: bench_timing_noise.py on eight problems (A/A: CV, false >= 1.05x rate).
+- ``aa``: bench_timing_noise.py on eight problems (A/A: CV, false >= 1.05x rate);
+- ``families``: the gpu-marked GPU gate of generated problems
+  (``tests/families/test_gpu_gate.py``) on a sample of ``--families-sample`` (default 2) of
+  its seeded 100, no problem started past the stage's cap; its rows land in
+  ``DIR/gate/families-gpu-gate.jsonl`` as each problem finishes.
 
     python bench/gpu_gate.py --out DIR [--budget-s 540] [--stages validate,aa]
 
@@ -43,7 +48,9 @@ from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.toolkit import has_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPS_S = {"gpu_tests": 200, "validate": 240, "optimize": 60, "sanitizer": 120, "aa": 120}
+CAPS_S = {
+    "gpu_tests": 190, "validate": 220, "optimize": 60, "sanitizer": 100, "aa": 110, "families": 60,
+}  # fmt: skip
 OPTIMIZE = ("fused-axpby", "reduce-sum", "cublas-sgemm-bias", "cub-device-scan", "py-vector-add")
 SANITIZED = ("fused-axpby", "reduce-sum", "transpose", "scan-inclusive", "histogram-256")
 # (task id, entry point, its parameters, the call's arguments): the reference, renamed, behind
@@ -169,6 +176,22 @@ def stage_validate(gate: Gate, cap: float, suite: list[Problem], workers: int, r
     )  # fmt: skip
 
 
+def _l2_bytes() -> int | None:
+    """The GPU's L2 size from the driver (ctypes on libcuda), None where it cannot be read."""
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        device, size = ctypes.c_int(), ctypes.c_int()
+        if cuda.cuInit(0) or cuda.cuDeviceGet(ctypes.byref(device), 0):
+            return None
+        if cuda.cuDeviceGetAttribute(ctypes.byref(size), 38, device):  # L2_CACHE_SIZE
+            return None
+        return size.value
+    except OSError:
+        return None
+
+
 def stage_optimize(gate: Gate, cap: float, suite: dict[str, Problem]) -> None:
     started = time.monotonic()
     bad = []
@@ -187,8 +210,15 @@ def stage_optimize(gate: Gate, cap: float, suite: dict[str, Problem]) -> None:
             "baseline_ms": v.baseline_ms,
             **_sol_row(p, v),
         }
+        item["l2_flush_bytes"] = flush = v.solution_timing and v.solution_timing.l2_flush_bytes
+        l2 = _l2_bytes()
         item["ok"] = bool(
-            v.passed and v.speedup and v.speedup >= 0.9 and not item.get("sol_issues")
+            v.passed
+            and v.speedup
+            and v.speedup >= 0.9
+            and not item.get("sol_issues")
+            and flush
+            and (l2 is None or flush >= 2 * l2)
         )
         gate.record("optimize", item)
         if not item["ok"]:
@@ -251,6 +281,36 @@ def stage_aa(gate: Gate, cap: float) -> None:
     gate.finish("aa", rc == 0 and done == 8, time.monotonic() - started, problems=done, rc=rc)
 
 
+def stage_families(gate: Gate, cap: float, sample: int) -> None:
+    """The generated problems' GPU gate test on a small sample, stopped starting problems
+    15 s before the cap (a problem can take that long to finish)."""
+    started = time.monotonic()
+    rows = gate.dir / "families-gpu-gate.jsonl"
+    env = {
+        **os.environ,
+        "OUT": str(gate.dir),
+        "CUDAENV_FAMILIES_GPU_SAMPLE": str(sample),
+        "CUDAENV_FAMILIES_GPU_BUDGET_S": str(max(0.0, cap - 15)),
+    }
+    cmd = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "gpu", "-q", "-s",
+        "-o", "addopts=--strict-markers -ra --import-mode=importlib",
+        "tests/families/test_gpu_gate.py",
+    ]  # fmt: skip
+    try:
+        res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=cap)
+        out, rc = res.stdout + res.stderr, res.returncode
+    except subprocess.TimeoutExpired as exc:
+        out, rc = f"{exc.stdout or ''}\n[timed out after {cap:.0f} s]", None
+    (gate.dir / "families.txt").write_text(out if isinstance(out, str) else out.decode())
+    done = [json.loads(ln) for ln in rows.read_text().splitlines()] if rows.exists() else []
+    failed = [r["task_id"] for r in done if not r["ok"] or r["mutants_passed"]]
+    gate.finish(
+        "families", rc == 0 and bool(done), time.monotonic() - started,
+        rc=rc, problems=len(done), of=sample, failed=failed,
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "gpu-gate-out")))
@@ -258,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stages", default=",".join(CAPS_S))
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--validate-rounds", type=int, default=1)
+    ap.add_argument("--families-sample", type=int, default=2)
     args = ap.parse_args(argv)
     if not has_gpu():
         print("the GPU gate needs a GPU: nvidia-smi found none here.", file=sys.stderr)
@@ -283,8 +344,10 @@ def main(argv: list[str] | None = None) -> int:
                 stage_optimize(gate, cap, by_id)
             elif stage == "sanitizer":
                 stage_sanitizer(gate, cap, by_id)
-            else:
+            elif stage == "aa":
                 stage_aa(gate, cap)
+            else:
+                stage_families(gate, cap, args.families_sample)
         except Exception as exc:  # one stage's crash must not lose the others' results
             gate.finish(stage, False, 0.0, error=f"{type(exc).__name__}: {exc}")
     return 0 if all(s["ok"] for s in gate.summary.values()) else 1

@@ -1,0 +1,55 @@
+"""The prepared GPU gate (``bench/gpu_gate.py``, ``scripts/gpu-check.sh``) on the CPU: the two
+calls its header prescribes cover every stage once and fit their budgets and the device's 15
+minutes; the ``families`` stage runs the generated problems' GPU test and reports what ran
+(here: nothing, the test skips without a GPU, so the stage is not ok)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from cudaenv.toolkit import has_gpu
+
+ROOT = Path(__file__).resolve().parent.parent
+DEVICE_BUDGET_S = 15 * 60
+START_UP_S = 60  # one start-up, the second call on the warm machine
+INSTALL_S = 20  # the wheels' install, per call
+
+
+def _gate() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gpu_gate", ROOT / "bench" / "gpu_gate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_two_calls_cover_every_stage_within_their_budgets() -> None:
+    caps = _gate().CAPS_S
+    header = (ROOT / "scripts" / "gpu-check.sh").read_text()
+    calls = re.findall(r'GATE_STAGES="([^"]+)" GATE_BUDGET_S=(\d+) bash', header)
+    assert len(calls) == 2, calls
+    stages = [s for names, _ in calls for s in names.split()]
+    assert sorted(stages) == sorted(caps), "each stage in exactly one call"
+    for names, budget in calls:
+        assert sum(caps[s] for s in names.split()) <= int(budget), (names, budget)
+    total = sum(int(b) for _, b in calls) + 2 * INSTALL_S + START_UP_S
+    assert total <= DEVICE_BUDGET_S, total
+    for stage, cap in caps.items():  # the header states each cap as the code has it
+        assert re.search(rf"#   {stage} (?:(?!\(cap ).)*\(cap {cap} s\)", header, re.S), stage
+
+
+@pytest.mark.skipif(has_gpu(), reason="exercises the stage's report without a GPU")
+def test_families_stage_reports_a_run_that_did_nothing(tmp_path: Path) -> None:
+    gate = _gate()
+    g = gate.Gate(tmp_path, 300)
+    gate.stage_families(g, 120, 1)
+    summary = json.loads((tmp_path / "gate.json").read_text())["families"]
+    assert summary["ok"] is False and summary["problems"] == 0 and summary["of"] == 1
+    assert summary["rc"] == 0  # pytest ran the test, which skipped
+    assert "skipped" in (tmp_path / "gate" / "families.txt").read_text()
