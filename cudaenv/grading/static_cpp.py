@@ -41,7 +41,8 @@ from cudaenv.grading.stages import StageInfrastructureFault
 from cudaenv.grading.static_cpp_script import parse_report, script
 from cudaenv.grading.static_refs import cpp_forbidden, expand
 from cudaenv.grading.static_text_cpp import cpp_tokens, cpp_violations
-from cudaenv.grading.symbols import header_allowances, object_violations
+from cudaenv.grading.symbol_allowlist import SymbolAllowlist, allowlist_for
+from cudaenv.grading.symbols import defined_symbols, header_allowances, object_violations
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
 
@@ -57,7 +58,7 @@ _DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-VERSION = "4"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "5"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(
@@ -210,7 +211,9 @@ def _clean(box: Any, env: Mapping[str, str], report: str | None = None) -> None:
         box.exec(f"rm -f {' '.join(shlex.quote(n) for n in names)}", timeout=30, env=dict(env))
 
 
-def _key(p: Plan, files: list[SourceFile], banned: list[str], toolchain: str) -> str:
+def _key(
+    p: Plan, files: list[SourceFile], banned: list[str], toolchain: str, allow: Any = None
+) -> str:
     blob = json.dumps(
         [
             VERSION,
@@ -218,6 +221,7 @@ def _key(p: Plan, files: list[SourceFile], banned: list[str], toolchain: str) ->
             p.flags,
             banned,
             toolchain,
+            None if allow is None else [allow.libraries, sorted(allow.extra)],
             sorted((f.path, f.content) for f in files),
         ]
     )
@@ -241,9 +245,11 @@ def check(
     forbidden: Iterable[str],
     *,
     timeout: float,
+    allow: SymbolAllowlist | None = None,
 ) -> tuple[StageResult, list[str]] | None:
     """Compile the solution's C/C++ sources in ``box`` (files already written) and check what
-    the compiler saw; None when nothing applies (no C/C++ solution source, no build)."""
+    the compiler saw; None when nothing applies (no C/C++ solution source, no build).
+    ``allow``: the undefined host symbols a solution may reference (None: deny-list only)."""
     p = plan(build_command)
     own = [f for f in solution if PurePosixPath(f.path).suffix.lower() in _SOURCES | _HEADERS]
     if p is None or not own:
@@ -252,7 +258,7 @@ def check(
     banned, libraries = expand(forbidden), "libraries" in forbidden
     srcs = [(f.path, False) for f in own if PurePosixPath(f.path).suffix.lower() in _SOURCES]
     units = srcs or [(f.path, True) for f in own]
-    key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""))
+    key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""), allow)
     cached = _cache_path(key)
     if cached.exists():
         _clean(box, env)
@@ -282,7 +288,12 @@ def check(
         for f in solution
         if _COMPILER_OUTPUT.search(PurePosixPath(f.path).name)
     ]
-    for u in parse_report(text):
+    units_seen = parse_report(text)
+    if allow is not None:  # one source may call what another defines
+        allow = allow.with_defined(
+            n for u in units_seen if u.obj is not None for n in defined_symbols(u.obj)
+        )
+    for u in units_seen:
         if u.rc != 0:
             if not any(u.path == s for s, h in units if not h):
                 continue  # a header that needs its includer's context: its lines are checked there
@@ -296,7 +307,9 @@ def check(
         violations += unit_violations(u.path, u.own, u.headers or [], banned)
         if u.obj is not None:
             allowed = header_allowances(u.headers or [])
-            violations += object_violations(u.path, u.obj, libraries=libraries, allowed=allowed)
+            violations += object_violations(
+                u.path, u.obj, libraries=libraries, allowed=allowed, allow=allow
+            )
     violations = sorted(set(violations))
     stage = StageResult(
         status="failed" if violations else "ok",
@@ -319,8 +332,21 @@ def apply(
 ) -> str | None:
     """Run :func:`check` for the grader: record the ``toolchain`` stage and any suspected hack;
     the failure reason, or None to go on."""
+    own = {f.path for f in files.solution}
+    allow = allowlist_for(
+        problem.build_command,
+        [f for f in files.all if f.path not in own],
+        getattr(problem.metadata, "allowed_symbols", None) or [],
+    )
     result = check(
-        box, problem.build_command, files.solution, files.all, env, forbidden, timeout=timeout
+        box,
+        problem.build_command,
+        files.solution,
+        files.all,
+        env,
+        forbidden,
+        timeout=timeout,
+        allow=allow,
     )
     if result is None:
         return None

@@ -31,6 +31,7 @@ cur { print }
 _NM = (
     r"""awk '$1=="U"||$1=="w"||$1=="v" {print; next} """
     r"""NF==3 && ($3 !~ /^_Z/ || $3 ~ /__sti__|^_GLOBAL__sub_I_/) {print; next} """
+    r"""NF==3 && $2 ~ /^[TDBR]$/ {print; next} """
     r"""NF==3 && $3 ~ /(3cub|6thrust|7cutlass|4cute)/ && n++ < 20 {print}'"""
 )
 

@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cudaenv.grading.symbol_allowlist import SymbolAllowlist
 
 # undefined host symbols a solution may not reach, however it spelled them -> exploit class
 FORBIDDEN_SYMBOLS: dict[str, str] = {
@@ -251,12 +255,23 @@ def header_allowances(headers: list[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def defined_symbols(rep: ObjectReport) -> set[str]:
+    """The names the object defines (another solution source may reference them)."""
+    return set(_symbols(rep.nm)[1])
+
+
 def object_violations(
-    path: str, rep: ObjectReport, *, libraries: bool, allowed: frozenset[str] = frozenset()
+    path: str,
+    rep: ObjectReport,
+    *,
+    libraries: bool,
+    allowed: frozenset[str] = frozenset(),
+    allow: SymbolAllowlist | None = None,
 ) -> list[str]:
     """Violations in the host object compiled from solution source ``path``; ``libraries``:
-    the problem forbids GPU libraries; ``allowed``: undefined symbols let through (those the
-    problem declares, :func:`header_allowances`)."""
+    the problem forbids GPU libraries; ``allowed``: undefined symbols let through (what the
+    TU's system headers bring, :func:`header_allowances`); ``allow``: the allow-list every
+    other undefined reference must be on (None: the deny-list alone)."""
     undefined, defined = _symbols(rep.nm)
     out: list[str] = []
     for sym in sorted(undefined - allowed):
@@ -268,6 +283,12 @@ def object_violations(
             out.append(f"{path}: the object references {sym!r} ({FORBIDDEN_MANGLED[hit]})")
         elif libraries and sym.startswith(LIBRARY_PREFIXES):
             out.append(f"{path}: the object references {sym!r}, a library this problem forbids")
+        elif allow is not None and not allow.allows(sym):
+            out.append(
+                f"{path}: the object references {sym!r}, outside what a solution may call (the "
+                "CUDA and C++ runtimes, math, the problem's own functions and linked libraries; "
+                "metadata.allowed_symbols adds names)"
+            )
     for sym, kind in sorted(defined.items()):
         if kind not in "TWDBRVGSi" or sym in allowed:
             continue

@@ -129,13 +129,16 @@ class Metadata(BaseModel):
     do_not_release: bool = False
 
     @model_validator(mode="after")
-    def _forbidden_is_a_list(self) -> Metadata:
-        # kept as an extra key (not a typed field) so records without it serialise unchanged
-        value = getattr(self, "forbidden_references", None)
-        if value is not None and not (
-            isinstance(value, list) and all(isinstance(v, str) and v for v in value)
-        ):
-            raise ValueError("forbidden_references must be a list of non-empty strings")
+    def _name_lists_are_lists(self) -> Metadata:
+        # kept as extra keys (not typed fields) so records without them serialise unchanged;
+        # allowed_symbols: undefined host symbols a C/C++ solution may reference beyond the
+        # fixed allow-list (cudaenv.grading.symbol_allowlist)
+        for key in ("forbidden_references", "allowed_symbols"):
+            value = getattr(self, key, None)
+            if value is not None and not (
+                isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+            ):
+                raise ValueError(f"{key} must be a list of non-empty strings")
         return self
 
 

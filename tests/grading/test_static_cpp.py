@@ -11,6 +11,7 @@ import pytest
 
 from cudaenv.grading.static_checks import analyse
 from cudaenv.grading.static_cpp import Plan, check, plan, splice
+from cudaenv.grading.symbol_allowlist import SymbolAllowlist
 from cudaenv.problems.model import SourceFile
 from cudaenv.sandbox.local import LocalSandbox
 
@@ -24,16 +25,27 @@ def _own_cache(tmp_path, monkeypatch) -> None:
 
 
 def run_check(
-    build: str, files: dict[str, str], forbidden: list[str] | None = None
+    build: str,
+    files: dict[str, str],
+    forbidden: list[str] | None = None,
+    allow: SymbolAllowlist | None = None,
 ) -> tuple[str, list[str], bool]:
-    """Write ``files`` into a real sandbox and run the toolchain check on those named solution*."""
+    """Write ``files`` into a real sandbox and run the toolchain check on those named solution*;
+    ``allow``: the symbol allow-list (None: the deny-list alone)."""
     sources = [SourceFile(path=p, content=c) for p, c in files.items()]
     solution = [f for f in sources if f.path.startswith("solution")]
     with LocalSandbox(isolation="rlimits") as box:
         for f in sources:
             box.write_file(f.path, f.content)
         result = check(
-            box, build, solution, sources, box.toolchain_env(), forbidden or [], timeout=120
+            box,
+            build,
+            solution,
+            sources,
+            box.toolchain_env(),
+            forbidden or [],
+            timeout=120,
+            allow=allow,
         )
         left = box.list_files()
     assert result is not None
@@ -224,3 +236,4 @@ def test_kept_outputs_are_only_nvcc_keeps_files() -> None:
         "solution.sm_75.cubin", "solution.cudafe1.stub.c", "test_dlink.reg.c",
     }  # fmt: skip
     assert kept_outputs(["kernel.ptx", "lib.o", "test.out"]) == set()
+
