@@ -237,3 +237,13 @@ def test_kept_outputs_are_only_nvcc_keeps_files() -> None:
     }  # fmt: skip
     assert kept_outputs(["kernel.ptx", "lib.o", "test.out"]) == set()
 
+
+def test_an_exit_status_that_wraps_to_zero_is_a_success() -> None:
+    # the parent sees the status's low byte: exit(256) and exit(-512) report success
+    def exits(status: str) -> bool:
+        src = f"#include <cstdlib>\nvoid f() {{ std::exit({status}); }}\n"
+        found = analyse([SourceFile(path="solution.cpp", content=src)], None).violations
+        return any("early exit with a success status" in v for v in found)
+
+    assert [s for s in ("0", "256", "-512", "1024", "x", "0x100") if not exits(s)] == []
+    assert [s for s in ("1", "-1", "255", "257", "EXIT_FAILURE") if exits(s)] == []
