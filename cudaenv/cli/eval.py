@@ -7,6 +7,7 @@ never scored as the agent's failures.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -33,11 +34,18 @@ from cudaenv.cli.common import (
     selected,
     split_csv,
 )
-from cudaenv.cli.progress import Reporter, left_out, summary_table, verdict_status
+from cudaenv.cli.progress import (
+    Reporter,
+    StatusMonitor,
+    left_out,
+    summary_table,
+    verdict_status,
+)
 from cudaenv.cli.runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
 from cudaenv.errors import SpecError
 
 if TYPE_CHECKING:
+    from cudaenv.cluster.session import ClusterRun
     from cudaenv.problems.model import Problem
     from cudaenv.rollout.episode import EpisodeResult
 
@@ -154,8 +162,8 @@ def _on_cluster(
     out: Path,
     env_options: dict[str, Any],
     address: str,
-) -> Iterator[EpisodeResult]:
-    """The cluster path (``cudaenv.cluster``): same results, same store."""
+) -> ClusterRun:
+    """The cluster path (``cudaenv.cluster``): same results, same store; its status live."""
     from cudaenv.cluster import run_cluster_episodes
 
     return run_cluster_episodes(
@@ -267,10 +275,14 @@ def eval_cmd(
         stop_on_interrupt() as stop,
         Reporter(console, "episodes", len(planned), completed=len(before)) as report,
     ):
-        results = (
-            _on_cluster(spec, problems, attempts, workers, out, env_options, ray_address)
-            if ray_address
-            else run_episodes(
+        shown: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        if ray_address:
+            cluster = _on_cluster(spec, problems, attempts, workers, out, env_options, ray_address)
+            # its status: a table under the bar when stderr is a terminal, else a line
+            shown = StatusMonitor(cluster.status, err_console).attach(report)
+            results: Iterator[EpisodeResult] = cluster
+        else:
+            results = run_episodes(
                 spec,
                 problems,
                 attempts=attempts,
@@ -279,14 +291,14 @@ def eval_cmd(
                 out_dir=out,
                 env_options=env_options,
             )
-        )
         try:
-            for res in results:
-                v, status = res.verdict, res.status
-                if status == "ok":
-                    status = verdict_status(v.passed, v.failure) if v else "failed"
-                why = res.error or (v.reason if v and not v.passed else "")
-                report.item(res.key, status, res.seconds, why, warn=res.status != "ok")
+            with shown:
+                for res in results:
+                    v, status = res.verdict, res.status
+                    if status == "ok":
+                        status = verdict_status(v.passed, v.failure) if v else "failed"
+                    why = res.error or (v.reason if v and not v.passed else "")
+                    report.item(res.key, status, res.seconds, why, warn=res.status != "ok")
         finally:  # close now, not when `results` goes: the store is sealed before the summary
             close = getattr(results, "close", None)
             if close is not None:

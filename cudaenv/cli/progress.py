@@ -1,20 +1,24 @@
 """Progress and summary tables of the batch commands (``validate``, ``grade``, ``eval``,
-``redteam``).
+``redteam``), and the live cluster table of ``eval --ray-address``.
 
 On a terminal a rich bar. Anywhere else (a CI log, ``nohup``, a pipe) rich draws nothing until
 the end, so the reporter prints one plain, flushed line per finished item instead (position,
-item, status, seconds) and a summary line when the batch ends: a long run shows life.
+item, status, seconds) and a summary line when the batch ends: a long run shows life. The
+cluster's status (:class:`StatusMonitor`) is a table under the bar when stderr is a terminal,
+else one line on stderr every half minute.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.live import Live
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -24,6 +28,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from cudaenv.cluster.status import ClusterStatus
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -38,6 +45,17 @@ def timed(fn: Callable[P, T]) -> Callable[P, tuple[T, float]]:
         return result, time.monotonic() - start
 
     return wrapper
+
+
+class _Bar(Progress):
+    """A progress bar with an optional renderable under it (redrawn at every refresh)."""
+
+    extra: Callable[[], RenderableType | None] | None = None
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield from super().get_renderables()
+        if self.extra is not None and (below := self.extra()) is not None:
+            yield below
 
 
 class Reporter:
@@ -73,7 +91,7 @@ class Reporter:
     def __enter__(self) -> Reporter:
         self._start = self._clock()
         if not self.plain:
-            self._bar = Progress(
+            self._bar = _Bar(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -126,6 +144,16 @@ class Reporter:
             )
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, advance=1, counts=self._counts())
+
+    @property
+    def live(self) -> bool:
+        """Whether a bar is being drawn (on a terminal, between enter and exit)."""
+        return self._bar is not None
+
+    def show_below(self, extra: Callable[[], RenderableType | None] | None) -> None:
+        """Draw ``extra()`` under the bar at every refresh (None: nothing more)."""
+        if isinstance(self._bar, _Bar):
+            self._bar.extra = extra
 
     def note(self, text: str) -> None:
         """A line that is not an item (a warning), above the bar on a terminal."""
@@ -228,3 +256,135 @@ def left_out(summary: dict[str, Any]) -> list[str]:
             "(excluded; rerun to retry them)"
         )
     return lines
+
+
+def _state(alive: bool, ready: bool, running: bool) -> str:
+    if not alive:
+        return "dead"
+    if not ready:
+        return "starting"
+    return "busy" if running else "idle"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def cluster_table(status: ClusterStatus, *, max_graders: int = 12) -> Table:
+    """``status`` as a table: two summary lines (nodes, workers, graders busy and idle, busy
+    fractions; episodes, queued stages, retries) over a row per grader (busy ones first, at
+    most ``max_graders``)."""
+    states = [_state(g.alive, g.ready, g.running) for g in status.graders]
+    busy, idle = states.count("busy"), states.count("idle")
+    queued = ", ".join(f"{k} {v}" for k, v in sorted(status.queued.items())) or "none"
+    graders = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("grader", "kind", "state", "waiting", "graded", "restarts", "busy"):
+        graders.add_column(col, justify="left" if col in ("grader", "kind", "state") else "right")
+    order = {"busy": 0, "idle": 1, "starting": 2, "dead": 3}
+    rows = sorted(zip(status.graders, states, strict=True), key=lambda r: order[r[1]])
+    for g, state in rows[:max_graders]:
+        cells = (g.queued_here, g.graded, g.restarts)
+        graders.add_row(g.name, g.kind, state, *map(str, cells), _pct(g.busy_fraction))
+    if len(rows) > max_graders:
+        graders.add_row(f"+{len(rows) - max_graders} more", *[""] * 6)
+    table = Table.grid()
+    table.add_column()
+    table.add_row(
+        f"cluster: {status.nodes} nodes, {status.workers} episode workers, graders {busy} busy "
+        f"/ {idle} idle of {len(status.graders)} | GPU busy {_pct(status.gpu_busy_fraction)}, "
+        f"CPU-grader busy {_pct(status.cpu_busy_fraction)}"
+    )
+    table.add_row(
+        f"episodes {status.episodes_in_flight} in flight, {status.episodes_pending} pending, "
+        f"{status.episodes_done} done, {status.episodes_retried} retried | queued stages: "
+        f"{queued} | grades retried {status.grades_retried}, failed {status.grades_failed}"
+    )
+    table.add_row(graders)
+    return table
+
+
+class StatusMonitor:
+    """Polls ``status()`` on a thread while a cluster run goes (a context manager).
+
+    ``live`` (default: ``console`` is a terminal): :func:`cluster_table` of the latest poll
+    is drawn under the reporter's bar, or in a display of its own when the reporter prints
+    plain lines; else :meth:`ClusterStatus.line` goes to ``console`` at every poll. A poll
+    that fails keeps the last status: a display never stops the run.
+    """
+
+    def __init__(
+        self,
+        status: Callable[[], ClusterStatus],
+        console: Console,
+        *,
+        live: bool | None = None,
+        every_s: float | None = None,
+    ) -> None:
+        self.status = status
+        self.console = console
+        self.live = console.is_terminal if live is None else live
+        self.every_s = every_s if every_s is not None else (2.0 if self.live else 30.0)
+        self.latest: ClusterStatus | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._own: Live | None = None
+        self._report: Reporter | None = None
+        self._table: tuple[ClusterStatus | None, Table | None] = (None, None)
+
+    def renderable(self) -> RenderableType | None:
+        """The table of the latest status (None before the first poll); built once per poll,
+        drawn at every refresh of the display."""
+        latest = self.latest
+        if latest is not None and self._table[0] is not latest:
+            self._table = (latest, cluster_table(latest))
+        return self._table[1]
+
+    def tick(self) -> None:
+        """Poll once; without a live display, print the status line."""
+        try:
+            self.latest = self.status()
+        except Exception:  # the session closing, a slow head: keep the last one
+            return
+        if not self.live:
+            self.console.print(self.latest.line(), markup=False, highlight=False, soft_wrap=True)
+            self.console.file.flush()
+
+    def attach(self, report: Reporter) -> StatusMonitor:
+        """Draw under ``report``'s bar when it draws one (else in a display of our own)."""
+        if self.live and report.live:
+            self._report = report
+            report.show_below(self.renderable)
+        elif self.live:  # stdout is not redirected into it: the reporter's lines stay there
+            self._own = Live(
+                console=self.console,
+                get_renderable=self._drawn,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+        return self
+
+    def _drawn(self) -> RenderableType:
+        return self.renderable() or ""
+
+    def _loop(self) -> None:
+        if self.live:  # a table at once; a line only once there is something to say
+            self.tick()
+        while not self._stop.wait(self.every_s):
+            self.tick()
+
+    def __enter__(self) -> StatusMonitor:
+        if self._own is not None:
+            self._own.start()
+        self._thread = threading.Thread(target=self._loop, name="cluster-status", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._report is not None:
+            self._report.show_below(None)
+        if self._own is not None:
+            self._own.stop()

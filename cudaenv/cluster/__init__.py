@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 _LAZY = {
     "ClusterConfig": "cudaenv.cluster.config",
+    "ClusterRun": "cudaenv.cluster.session",
     "ClusterSession": "cudaenv.cluster.session",
     "ClusterStatus": "cudaenv.cluster.status",
     "GradingService": "cudaenv.cluster.service",
@@ -21,6 +22,7 @@ _LAZY = {
 
 __all__ = [
     "ClusterConfig",
+    "ClusterRun",
     "ClusterSession",
     "ClusterStatus",
     "GradingService",
@@ -30,7 +32,7 @@ __all__ = [
 if TYPE_CHECKING:
     from cudaenv.cluster.config import ClusterConfig
     from cudaenv.cluster.service import GradingService
-    from cudaenv.cluster.session import ClusterSession, run_cluster_episodes
+    from cudaenv.cluster.session import ClusterRun, ClusterSession, run_cluster_episodes
     from cudaenv.cluster.status import ClusterStatus
 
 

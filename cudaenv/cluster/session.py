@@ -121,6 +121,7 @@ class ClusterSession:
         _ray.join(self.config.ray_address)
         self.agent = agent
         self.service = GradingService(self.config)
+        self._closed = False
         self._count = 0
         self.workers = [self._spawn() for _ in range(self.config.episode_workers)]
         self._lock = threading.Lock()
@@ -264,6 +265,10 @@ class ClusterSession:
         return {n: (p, node) for (n, _), p, node in zip(handles, pids, nodes, strict=True)}
 
     def close(self) -> None:
+        """Kill the episode workers and stop the service; safe twice."""
+        if self._closed:
+            return
+        self._closed = True
         for w in self.workers:
             _ray.kill(w.handle)
         self.workers = []
@@ -287,10 +292,10 @@ def run_cluster_episodes(
     priority: Priority | None = None,
     retry_infrastructure: bool = True,
     **overrides: Any,
-) -> Iterator[EpisodeResult]:
-    """``run_episodes`` on a cluster: one session for this run, closed when the iterator
-    ends. ``overrides`` are :class:`ClusterConfig` fields (``ray_address="auto"``, ...).
-    Bad arguments raise here, before the first result."""
+) -> ClusterRun:
+    """``run_episodes`` on a cluster: one session for this run, closed when the results end
+    (or the run is closed). ``overrides`` are :class:`ClusterConfig` fields
+    (``ray_address="auto"``, ...). Bad arguments raise here, before the first result."""
     session = ClusterSession(agent, config=config, env_options=env_options, **overrides)
     try:
         it = session.run(
@@ -303,7 +308,31 @@ def run_cluster_episodes(
     except BaseException:
         session.close()
         raise
-    return _closing(session, it)
+    return ClusterRun(session, it)
+
+
+class ClusterRun(Iterator[EpisodeResult]):
+    """The results of one :func:`run_cluster_episodes` run, as they are stored;
+    :meth:`status` while it runs (a live display polls it from another thread)."""
+
+    def __init__(self, session: ClusterSession, results: Iterator[EpisodeResult]) -> None:
+        self.session = session
+        self._results = _closing(session, results)
+        self._closed = False
+
+    def __next__(self) -> EpisodeResult:
+        return next(self._results)
+
+    def status(self) -> ClusterStatus:
+        """The session's :meth:`ClusterSession.status` now."""
+        return self.session.status()
+
+    def close(self) -> None:
+        """Stop the run (nothing more is stored) and close its session; safe twice."""
+        if not self._closed:
+            self._closed = True
+            self._results.close()
+            self.session.close()  # also when the results were never asked for
 
 
 def _closing(session: ClusterSession, it: Iterator[EpisodeResult]) -> Iterator[EpisodeResult]:

@@ -65,6 +65,7 @@ def test_episodes_spread_over_nodes_graders_exclusive_baselines_once(
         v = r.verdict
         assert v.passed is True and v.stages["benchmark"].status == "ok", v.reason
         assert v.stages["build"].cached  # the worker's build, shipped: the grader compiled nothing
+        assert v.stages["static"].cached  # the worker's static checks, carried, not rerun
         assert v.speedup is not None
     for r in by_task["needs-gpu"]:  # a GPU grader ran it; no real GPU behind it here
         assert r.verdict.passed is None and r.verdict.stages["test"].status == "skipped"
@@ -160,6 +161,28 @@ def test_512_concurrent_trivial_episodes_with_a_bounded_driver(
     assert most == 512  # every episode was out at once
     # bounded: the driver keeps no result; its heap returns to where it was
     assert peak - start < 64 << 20 and end - start < 4 << 20
+
+
+def test_eval_cli_runs_on_the_cluster(sim_cluster: SimCluster, tmp_path: Path) -> None:
+    """``cudaenv eval --ray-address``: the cluster's results in the driver's store, summarised
+    (the status display polls beside it; its rendering: tests/test_cli_cluster_status.py)."""
+    from typer.testing import CliRunner
+
+    from cudaenv.cli import app
+
+    suite = tmp_path / "suite"
+    for i in range(2):
+        cpu_problem(suite, f"cli-{i}")
+    out = tmp_path / "out"
+    args = ["eval", "--ray-address", sim_cluster.address, "--source", str(suite)]
+    args += ["--agent", "oracle", "--attempts", "2", "--workers", "2", "--out", str(out)]
+    res = CliRunner().invoke(app, args, terminal_width=200)
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status_counts"] == {"ok": 4, "agent_error": 0, "infrastructure": 0}
+    assert summary["pass_at_k"]["pass@1"] == 1.0
+    keys = [json.loads(x)["key"] for x in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(keys) == sorted(f"cli-{i}#{a}" for i in range(2) for a in range(2))
 
 
 def test_grader_killed_and_node_removed_mid_run_nothing_lost_or_duplicated(
