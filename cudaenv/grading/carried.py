@@ -21,6 +21,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cudaenv import __version__
+from cudaenv.grading.static_cpp import VERSION as TOOLCHAIN_RULES
 from cudaenv.grading.verdict import StageResult, Verdict
 from cudaenv.grading.workspace import GradingFiles
 from cudaenv.problems.model import Problem
@@ -42,9 +44,12 @@ class CarriedChecks(BaseModel):
 
 
 def checks_key(problem: Problem, files: GradingFiles, check_references: bool) -> str:
-    """What the check stages depend on: the problem, the graded files, the reference rule."""
+    """What the check stages depend on: the problem, the graded files, the reference rule,
+    and the checks' own version (a node running other rules checks for itself)."""
     blob = json.dumps(
         [
+            __version__,
+            TOOLCHAIN_RULES,
             problem.content_hash(),
             check_references,
             sorted((f.path, f.content) for f in files.all),
