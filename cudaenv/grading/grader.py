@@ -22,6 +22,7 @@ from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
 from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.carried import STATIC_STAGES, TOOLCHAIN_STAGES, CarriedChecks, checks_key, take
+from cudaenv.grading.device_code import fixed_precision, narrow_python_names
 from cudaenv.grading.faults import guarded
 from cudaenv.grading.gpu_clocks import ClockSampler
 from cudaenv.grading.lease import gpu_lease
@@ -143,6 +144,8 @@ class _Grading:
         refs = p.source_references if self.check_references else None
         # a baseline (check_references=False) may use what solutions may not
         forbidden = p.forbidden_references if self.check_references else []
+        if self.check_references:  # Python kernels keep the precision the problem fixes
+            forbidden = [*forbidden, *narrow_python_names(fixed_precision(p))]
         if not take(v, self.carried, self.key, STATIC_STAGES) and (
             why := static_stage(v, self.files.solution, refs, forbidden)
         ):

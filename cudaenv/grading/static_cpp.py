@@ -1,4 +1,5 @@
-"""Checks on what the compiler sees: the preprocessed translation unit and the host object.
+"""Checks on what the compiler sees: the preprocessed translation unit, the host object and
+the device code.
 
 Why (root causes "the checks read the source as text" and "library rules match spellings"):
 the preprocessor joins ``get\\⏎env`` and ``#inc\\⏎lude`` after a text check has looked, an asm
@@ -14,7 +15,10 @@ own sources once more, in the grading sandbox, with the build command's compiler
 - takes the headers from the TU's line markers (where the compiler resolved each include,
   the same list ``-M`` prints): one under a forbidden library's directory fails, however it
   was spelled; a namespace alias of a forbidden namespace fails;
-- checks the host object's symbols (:mod:`cudaenv.grading.symbols`).
+- checks the host object's symbols (:mod:`cudaenv.grading.symbols`) against the allow-list
+  (:mod:`cudaenv.grading.symbol_allowlist`);
+- checks the device code's PTX (:mod:`cudaenv.grading.device_code`): no arithmetic narrower
+  than the precision the problem fixes, no library kernels where libraries are forbidden.
 
 Results are cached by content (the same solution, flags and toolchain give the same answer),
 so a warm grading pays nothing. :func:`splice` (translation phase 2) also runs before the
@@ -37,6 +41,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cudaenv.grading.cache_files import write_atomic
+from cudaenv.grading.device_code import fixed_precision, ptx_violations
 from cudaenv.grading.stages import StageInfrastructureFault
 from cudaenv.grading.static_cpp_script import parse_report, script
 from cudaenv.grading.static_refs import cpp_forbidden, expand
@@ -212,7 +217,12 @@ def _clean(box: Any, env: Mapping[str, str], report: str | None = None) -> None:
 
 
 def _key(
-    p: Plan, files: list[SourceFile], banned: list[str], toolchain: str, allow: Any = None
+    p: Plan,
+    files: list[SourceFile],
+    banned: list[str],
+    toolchain: str,
+    allow: Any = None,
+    precision: str | None = None,
 ) -> str:
     blob = json.dumps(
         [
@@ -222,6 +232,7 @@ def _key(
             banned,
             toolchain,
             None if allow is None else [allow.libraries, sorted(allow.extra)],
+            precision,
             sorted((f.path, f.content) for f in files),
         ]
     )
@@ -246,10 +257,12 @@ def check(
     *,
     timeout: float,
     allow: SymbolAllowlist | None = None,
+    precision: str | None = None,
 ) -> tuple[StageResult, list[str]] | None:
     """Compile the solution's C/C++ sources in ``box`` (files already written) and check what
     the compiler saw; None when nothing applies (no C/C++ solution source, no build).
-    ``allow``: the undefined host symbols a solution may reference (None: deny-list only)."""
+    ``allow``: the undefined host symbols a solution may reference (None: deny-list only);
+    ``precision``: the floating-point precision device code must keep (None: no rule)."""
     p = plan(build_command)
     own = [f for f in solution if PurePosixPath(f.path).suffix.lower() in _SOURCES | _HEADERS]
     if p is None or not own:
@@ -258,7 +271,7 @@ def check(
     banned, libraries = expand(forbidden), "libraries" in forbidden
     srcs = [(f.path, False) for f in own if PurePosixPath(f.path).suffix.lower() in _SOURCES]
     units = srcs or [(f.path, True) for f in own]
-    key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""), allow)
+    key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""), allow, precision)
     cached = _cache_path(key)
     if cached.exists():
         _clean(box, env)
@@ -305,6 +318,7 @@ def check(
             violations.append(f"{u.path}: does not compile on its own with the build's flags")
             continue
         violations += unit_violations(u.path, u.own, u.headers or [], banned)
+        violations += ptx_violations(u.path, u.ptx, precision=precision, libraries=libraries)
         if u.obj is not None:
             allowed = header_allowances(u.headers or [])
             violations += object_violations(
@@ -347,6 +361,7 @@ def apply(
         forbidden,
         timeout=timeout,
         allow=allow,
+        precision=fixed_precision(problem),
     )
     if result is None:
         return None

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from cudaenv.grading.device_code import PTX_FILTER
 from cudaenv.grading.symbols import ObjectReport
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def script(p: Plan, sources: list[tuple[str, bool]], report: str, kept: bool = F
             k = shlex.quote(stem)
             compile_ = (
                 f'if [ -f {k}.o ] && [ -f {k}.cpp4.ii ]; then cp {k}.o {k}.cpp4.ii "$o"/ && '
-                f'{{ [ ! -f {k}.cpp1.ii ] || cp {k}.cpp1.ii "$o"/; }} && mv "$o"/{k}.o "$o/x.o"; '
+                f'{{ [ ! -f {k}.cpp1.ii ] || cp {k}.cpp1.ii "$o"/; }} && '
+                f'{{ [ ! -f {k}.ptx ] || cp {k}.ptx "$o"/; }} && mv "$o"/{k}.o "$o/x.o"; '
                 f"else {compile_}; fi"
             )
         lines += [
@@ -74,6 +76,8 @@ def script(p: Plan, sources: list[tuple[str, bool]], report: str, kept: bool = F
             'if [ $rc -ne 0 ]; then tail -c 1500 "$o/log" >> "$R"; else',
             '  for ii in "$o"/*.ii "$o"/*.i; do [ -f "$ii" ] || continue;'
             ' echo "@@II ${ii##*/}" >> "$R"; awk "$F" "$ii" >> "$R"; done',
+            '  for p in "$o"/*.ptx; do [ -f "$p" ] || continue; echo "@@PTX ${p##*/}" >> "$R";'
+            f' grep -E {shlex.quote(PTX_FILTER)} "$p" | head -n 400 >> "$R"; done',
             f'  echo "@@NM" >> "$R"; nm "$o/x.o" | {_NM} >> "$R"',
             '  echo "@@SEC" >> "$R"; readelf -SW "$o/x.o" | grep -E "\\.(init_array|ctors|preinit_array)" >> "$R"',
             "  for s in $(nm \"$o/x.o\" | awk '$3 ~ /^_GLOBAL__sub_I_|__static_initialization_and_destruction_/ {print $3}'); do",
@@ -95,6 +99,7 @@ class Unit:
     own: str = ""
     headers: list[str] | None = None
     obj: ObjectReport | None = None
+    ptx: list[str] = field(default_factory=list)
 
 
 def parse_report(text: str) -> list[Unit]:
@@ -114,6 +119,8 @@ def parse_report(text: str) -> list[Unit]:
             u.rc = int(line[5:] or 1)
         elif line.startswith("@@II "):
             part = "own"
+        elif line.startswith("@@PTX "):
+            part = "ptx"
         elif line.startswith("@@H "):
             u.headers.append(line[4:])
         elif line == "@@NM":
@@ -127,6 +134,8 @@ def parse_report(text: str) -> list[Unit]:
             u.log += line + "\n"
         elif part == "own":
             u.own += line + "\n"
+        elif part == "ptx":
+            u.ptx.append(line)
         elif part == "nm":
             u.obj.nm.append(line)
         elif part == "sec":

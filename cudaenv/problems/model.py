@@ -119,6 +119,10 @@ class SourceReferences(BaseModel):
         return self
 
 
+#: metadata.precision: the floating-point precision a problem fixes, or any
+PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "any")
+
+
 class Metadata(BaseModel):
     """Free-form problem metadata; the known keys are typed, the rest are kept as they are."""
 
@@ -139,6 +143,11 @@ class Metadata(BaseModel):
                 isinstance(value, list) and all(isinstance(v, str) and v for v in value)
             ):
                 raise ValueError(f"{key} must be a list of non-empty strings")
+        # precision: what solutions must compute in (cudaenv.grading.device_code); a typo
+        # must not turn the rule off
+        precision = getattr(self, "precision", None)
+        if precision is not None and precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
         return self
 
 

@@ -29,9 +29,11 @@ def run_check(
     files: dict[str, str],
     forbidden: list[str] | None = None,
     allow: SymbolAllowlist | None = None,
+    precision: str | None = None,
 ) -> tuple[str, list[str], bool]:
     """Write ``files`` into a real sandbox and run the toolchain check on those named solution*;
-    ``allow``: the symbol allow-list (None: the deny-list alone)."""
+    ``allow``: the symbol allow-list (None: the deny-list alone); ``precision``: the one the
+    device code must keep."""
     sources = [SourceFile(path=p, content=c) for p, c in files.items()]
     solution = [f for f in sources if f.path.startswith("solution")]
     with LocalSandbox(isolation="rlimits") as box:
@@ -46,6 +48,7 @@ def run_check(
             forbidden or [],
             timeout=120,
             allow=allow,
+            precision=precision,
         )
         left = box.list_files()
     assert result is not None
