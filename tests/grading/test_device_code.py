@@ -118,3 +118,17 @@ def test_the_half_sgemm_exploit_is_stopped_only_by_the_precision_rule(monkeypatc
     monkeypatch.setattr(static_cpp, "fixed_precision", lambda problem: None)
     v = grade(SUITE["sgemm-tiled"], files, mode="optimize", build_cache=False)
     assert v.stages["toolchain"].status == "ok" and v.suspected_hack == [], v
+
+
+def test_a_python_solution_of_an_fp32_problem_may_not_name_half_types() -> None:
+    """py-vector-add's work is fp32: ``from numba import float16`` (any alias) is refused
+    by the static stage, before anything runs."""
+    from cudaenv import grade
+
+    problem = SUITE["py-vector-add"]
+    assert fixed_precision(problem) == "fp32"
+    ref = problem.solution.files[0].content
+    sneaky = "from numba import float16 as _h\n" + ref
+    v = grade(problem, {"solution.py": sneaky}, build_cache=False)
+    assert v.passed is False and any("numba.float16" in s for s in v.suspected_hack), v
+    assert "static" in v.stages and v.stages["static"].status == "failed"
