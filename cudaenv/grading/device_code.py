@@ -4,8 +4,8 @@ Why: the host object shows what the host calls, not what the GPU computes. Two r
 device code itself:
 
 - **Reduced precision where the problem fixes it.** A problem whose work is fp32 (or fp64)
-  asks for that precision; a kernel that converts to half, bfloat16, TF32 or FP8 (or fp64 work
-  to fp32) and computes there can run several times faster and still pass a tolerance written
+  asks for that precision; a kernel that converts to half, bfloat16, TF32 or FP8 and
+  computes there can run several times faster and still pass a tolerance written
   for rounding noise. Any PTX instruction or register of a narrower floating type fails;
   ``metadata.precision: any`` (or a narrower ``precision``) lets a problem allow it.
 - **Library device code** when the problem forbids libraries: a kernel or device function of
@@ -28,7 +28,6 @@ PTX_FILTER = (
     rf"|\.({_NARROW})\b|\bcvt\.[a-z.]*f32\.f64\b"
 )
 _NARROW_TYPE = re.compile(rf"\.({_NARROW})\b")
-_DOWN_TO_F32 = re.compile(r"\bcvt\.[a-z.]*f32\.f64\b")
 _DECL = re.compile(r"\.(entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
 _HALF_IO = ("cuda_fp16.h", "cuda_bf16.h", "__half", "__nv_bfloat16")
 _LIBRARY = re.compile(r"(?:^_Z|[0-9A-Z_])(3cub|6thrust|7cutlass|4cute)(?=[0-9A-Z_])")
@@ -63,13 +62,6 @@ def ptx_violations(
             out.append(
                 f"{path}: device code uses .{kind} ({narrow[:60]!r}), narrower than the "
                 f"{precision} this problem fixes (reduced precision)"
-            )
-        if precision == "fp64" and (
-            down := next((c for c in code if _DOWN_TO_F32.search(c)), None)
-        ):
-            out.append(
-                f"{path}: device code converts fp64 to fp32 ({down[:60]!r}) where the problem "
-                "fixes fp64 (reduced precision)"
             )
     if libraries:
         for ln in code:
