@@ -12,8 +12,7 @@ device code itself:
   CUB, Thrust, CUTLASS or CuTe in the PTX, however the source spelled the namespace.
 
 The PTX lines come filtered from the toolchain script (:mod:`cudaenv.grading.static_cpp_script`):
-declarations of kernels and device functions, and lines naming a narrow float type or a
-double-to-float conversion.
+declarations of kernels and device functions, and lines naming a narrow float type.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from typing import Any
 _NARROW = r"f16|f16x2|bf16|bf16x2|tf32|e4m3|e4m3x2|e5m2|e5m2x2|e2m1x2|e3m2x2|e2m3x2"
 PTX_FILTER = (
     r"^\s*(\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b"
-    rf"|\.({_NARROW})\b|\bcvt\.[a-z.]*f32\.f64\b"
+    rf"|\.({_NARROW})\b"
 )
 _NARROW_TYPE = re.compile(rf"\.({_NARROW})\b")
 _DECL = re.compile(r"\.(entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
