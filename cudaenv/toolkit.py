@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
 import platform
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -130,19 +132,33 @@ def _wheel_cublas() -> tuple[Path, Path] | None:
 
 @functools.cache
 def _linkable_lib_dir() -> Path | None:
-    """A cache dir holding ``libcublas.so``/``libcublasLt.so`` links into the wheel."""
+    """A cache dir holding ``libcublas.so``/``libcublasLt.so`` links into the wheel.
+
+    One directory per wheel location (keyed by its resolved path): the cache outlives
+    virtual environments, and a link left by another one (dangling, or into a tree a sandbox
+    does not show) must never be the one a build finds."""
     found = _wheel_cublas()
     if found is None:
         return None
-    _, lib = found
-    target = cache_dir() / "toolkit-lib"
+    return link_dir_for(found[1], cache_dir() / "toolkit-lib")
+
+
+def link_dir_for(lib: Path, root: Path) -> Path:
+    """``root/<key of lib>`` with unversioned links to ``lib``'s versioned cuBLAS libraries,
+    made (or remade, when one points elsewhere) atomically, so concurrent builds agree."""
+    lib = lib.resolve()
+    target = root / hashlib.sha256(str(lib).encode()).hexdigest()[:16]
     target.mkdir(parents=True, exist_ok=True)
     for stem in ("libcublas", "libcublasLt"):
         versioned = sorted(lib.glob(f"{stem}.so.*"))
         link = target / f"{stem}.so"
-        if versioned and not link.exists():
-            with contextlib.suppress(FileExistsError):
-                link.symlink_to(versioned[0])
+        if not versioned or (link.is_symlink() and os.readlink(link) == str(versioned[0])):
+            continue
+        fresh = target / f".{stem}.{os.getpid()}.{threading.get_ident()}"
+        with contextlib.suppress(FileNotFoundError):
+            fresh.unlink()
+        fresh.symlink_to(versioned[0])
+        fresh.replace(link)
     return target
 
 

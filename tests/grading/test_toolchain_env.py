@@ -156,3 +156,41 @@ def test_a_build_against_mismatched_headers_is_an_infrastructure_error(
     )
     assert verdict.failure == "infrastructure", verdict
     assert "9.9.0.1" in verdict.reason and toolkit.toolkit_version() in verdict.reason
+
+
+def _fake_wheel_lib(root: Path) -> Path:
+    lib = root / "lib"
+    lib.mkdir(parents=True)
+    for name in ("libcublas.so.13", "libcublasLt.so.13"):
+        (lib / name).write_bytes(b"")
+    return lib
+
+
+def test_cublas_links_follow_the_wheel_they_were_made_for(tmp_path) -> None:
+    """A cache shared by two environments gives each its own links: the second wheel's build
+    never finds a link into the first (gone, or hidden from its sandbox)."""
+    from cudaenv.toolkit import link_dir_for
+
+    first = _fake_wheel_lib(tmp_path / "venv-a")
+    second = _fake_wheel_lib(tmp_path / "venv-b")
+    cache = tmp_path / "cache"
+    a = link_dir_for(first, cache)
+    b = link_dir_for(second, cache)
+    assert a != b
+    assert (a / "libcublas.so").resolve() == (first / "libcublas.so.13").resolve()
+    assert (b / "libcublasLt.so").resolve() == (second / "libcublasLt.so.13").resolve()
+    assert link_dir_for(first, cache) == a  # stable: the same wheel finds its links again
+
+
+def test_a_stale_cublas_link_is_replaced(tmp_path) -> None:
+    """A link left pointing elsewhere (a dangling one included) is remade, not kept."""
+    from cudaenv.toolkit import link_dir_for
+
+    lib = _fake_wheel_lib(tmp_path / "venv")
+    made = link_dir_for(lib, tmp_path / "cache")
+    (made / "libcublas.so").unlink()
+    (made / "libcublas.so").symlink_to(tmp_path / "gone" / "libcublas.so.12")
+    assert not (made / "libcublas.so").exists()  # dangling
+    assert link_dir_for(lib, tmp_path / "cache") == made
+    assert (made / "libcublas.so").resolve() == (lib / "libcublas.so.13").resolve()
+    assert sorted(p.name for p in made.iterdir()) == ["libcublas.so", "libcublasLt.so"]
