@@ -13,13 +13,14 @@ problem whose build and test commands are ``true`` (local sandbox). Both sides r
 steps with the same concurrency (``--workers`` threads for the runner; ``--episodes``
 concurrent episodes on the async pool, ``CUDAENV_ASYNC_THREADS`` bound).
 
-Measured on a 2-CPU host loaded by others (load 15-70), 256 episodes, runs back to back:
-before (pool of 128, calls in submission order: all 256 resets, so 256 live sandboxes, before
-any step) 0.29-0.42x the threaded runner, worst stall 150-890 ms; after (a free thread takes
-the oldest episode's call first, default 16 threads here) 0.73-1.29x, worst stall 180-740 ms,
-p99 110-260 ms (before 33-420 ms). The stall target is out of reach on such a host: the ticker
-alone is 2-48 ms late at worst ("machine noise"), and any pool thread preempted while it holds
-the GIL stalls the loop a scheduling round; compare runs made back to back.
+Measured on a quiet 2-CPU host (load 0-2 before each run), 256 episodes, three runs back to
+back: with 16 pool threads (the old default, 8 per CPU) 1.05x the threaded runner, worst stall
+77-90 ms, p99 49-55 ms; after the kills were made GIL-free and the default became 2 per CPU
+(4 here), 1.09-1.27x, worst 23-27 ms, p99 8.6-10.1 ms, the ticker alone 0.4-0.6 ms. The stall
+is the GIL: between subprocesses the pool threads run Python, and the loop waits behind every
+thread doing so (py-spy --gil shows no single holder left; a full garbage collection of this
+process's heap alone takes ~23 ms). Below ~10 ms at worst needs episodes out of the loop's
+process (worker processes), not fewer threads.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ a thread instead of starting hundreds of threads at once. ``asyncio.to_thread`` 
 its default executor (``min(32, cpus + 4)`` threads) is shared with the rest of the
 application, and tool calls that wait minutes would starve its other users.
 
-The bound is ``CUDAENV_ASYNC_THREADS`` (default: 8 per CPU, 16 to 128), read when the pool is
+The bound is ``CUDAENV_ASYNC_THREADS`` (default: 2 per CPU, 4 to 64), read when the pool is
 first used; threads start as calls need them, and a free thread takes the oldest episode's
 call first (so hundreds of gathered episodes do not all hold a sandbox at once). They are daemon threads (unlike ``ThreadPoolExecutor``'s,
 which the interpreter joins at exit): a trainer stopped with Ctrl-C exits without waiting for
@@ -33,7 +33,8 @@ from typing import Any, TypeVar
 from cudaenv.errors import CudaEnvError, SpecError
 
 ENV_VAR = "CUDAENV_ASYNC_THREADS"
-MAX_DEFAULT_THREADS = 128
+MAX_DEFAULT_THREADS = 64
+MIN_DEFAULT_THREADS = 4
 T = TypeVar("T")
 
 _lock = threading.Lock()
@@ -120,18 +121,23 @@ def next_ticket() -> int:
 
 
 def default_threads(cpus: int | None = None) -> int:
-    """8 threads per CPU, at least 16, at most 128 (``cpus``: this process's CPUs).
+    """2 threads per CPU, at least 4, at most 64 (``cpus``: this process's CPUs).
 
-    Why tied to CPUs: every running call holds the GIL now and then, and the event loop waits
-    for it behind all of them; on 2 CPUs, 128 threads stalled the loop 1.5 s at a time for no
-    more throughput than 16 (``bench/bench_async.py``).
+    Why so few: a step is mostly a subprocess (the GIL is free while it runs), but between
+    subprocesses every running call executes Python, and the event loop waits for the GIL
+    behind all the threads doing so: its worst stall grows with the threads, not the CPUs
+    (one GIL for any number of cores). Measured on 2 CPUs with 256 trivial episodes
+    (``bench/bench_async.py``): 16 threads, loop stall p99 50 ms; 4 threads, p99 9 ms; the
+    same throughput (the threads mostly wait for the same two cores). Two per CPU still keep
+    every core busy with compiles and tests; raise ``CUDAENV_ASYNC_THREADS`` for steps that
+    mostly wait (commands sleeping on a network or a GPU lease).
     """
     if cpus is None:
         try:
             cpus = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
             cpus = os.cpu_count() or 1
-    return min(MAX_DEFAULT_THREADS, max(16, 8 * cpus))
+    return min(MAX_DEFAULT_THREADS, max(MIN_DEFAULT_THREADS, 2 * cpus))
 
 
 def async_threads() -> int:

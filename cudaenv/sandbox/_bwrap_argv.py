@@ -19,7 +19,10 @@ INNER_CTL = "/run/cudaenv"
 
 
 def _is_under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+    """``path`` is one of ``roots`` or inside one (strings: ``Path.parents`` is slow, and this
+    runs for every hidden path of every sandbox start)."""
+    text = str(path)
+    return any(text == str(r) or text.startswith(str(r).rstrip("/") + "/") for r in roots)
 
 
 SYSTEM_TOP = frozenset({"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc"})

@@ -14,6 +14,8 @@ import signal
 import time
 from pathlib import Path
 
+from cudaenv.sandbox._signals import kill
+
 __all__ = ["CgroupSet", "cgroup_bases", "cgroup_pids", "kill_cgroups", "remove_cgroups"]
 
 
@@ -107,7 +109,7 @@ def kill_cgroups(dirs: list[Path], deadline_s: float = 5.0) -> None:
             return
         for pid in pids:
             with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+                kill(pid, signal.SIGKILL)
         time.sleep(0.002)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from cudaenv.errors import SandboxClosedError, SandboxError
 from cudaenv.sandbox._cgroups import CgroupSet
+from cudaenv.sandbox._signals import pidfd_kill
 from cudaenv.sandbox._supervisor import Capture, Slot, job_request, kill_marked
 from cudaenv.sandbox.base import ExecResult
 
@@ -81,7 +82,7 @@ class Runtime:
         self.closed, self.dead = closing, True
         if self.pidfd is not None:  # the namespace's PID 1: its death takes the namespace down
             with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+                pidfd_kill(self.pidfd, signal.SIGKILL)
         if self.cgroups is not None:
             self.cgroups.kill_all()
         with contextlib.suppress(OSError):

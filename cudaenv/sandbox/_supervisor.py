@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cudaenv.sandbox._signals import kill
 from cudaenv.sandbox.base import cap_output
 
 # Started as ``bash -c SUPERVISOR supervisor CTL_DIR ULIMIT_ARGS BASH``. The main loop
@@ -120,7 +121,7 @@ def kill_marked(marker: str, rounds: int = 20) -> None:
             return
         for pid in hits:
             with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+                kill(pid, signal.SIGKILL)
         time.sleep(0.005)
 
 

@@ -115,8 +115,8 @@ def test_pool_is_bounded_and_daemon() -> None:
 
 
 def test_default_bound_follows_the_cpus() -> None:
-    assert [aio.default_threads(c) for c in (1, 2, 3, 8, 16, 64)] == [16, 16, 24, 64, 128, 128]
-    assert 16 <= aio.default_threads() <= aio.MAX_DEFAULT_THREADS
+    assert [aio.default_threads(c) for c in (1, 2, 3, 8, 32, 64)] == [4, 4, 6, 16, 64, 64]
+    assert aio.MIN_DEFAULT_THREADS <= aio.default_threads() <= aio.MAX_DEFAULT_THREADS
 
 
 def test_a_free_thread_takes_the_lowest_rank_first() -> None:
