@@ -2,7 +2,9 @@
 
 Why: the grading service must not become the bottleneck it removes. Reports: trivial-episode
 throughput; the scheduler's overhead per exclusive stage (driver round trip of an empty stage
-minus the time the grader held its device; target <= 5 ms); grader busy fraction when
+minus the time the grader held its device; target <= 5 ms), beside Ray's own cost of the same
+two hops (an async relay and a threaded echo actor placed as the scheduler and a grader are),
+whose difference is what the scheduler itself adds; grader busy fraction when
 benchmark work is saturated (target >= 90%); and 1 -> 2 -> 3 nodes for compile-bound episodes
 (each episode compiles with g++; on a 2-core host no gain is expected past 2 raylets, since
 every simulated node shares the same cores).
@@ -32,8 +34,7 @@ os.environ["RAY_TMPDIR"] = RAY_TMP
 import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from cudaenv.cluster import ClusterSession, GradingService  # noqa: E402
-from cudaenv.cluster._ray import join  # noqa: E402
+from cudaenv.cluster import ClusterSession, GradingService, _ray  # noqa: E402
 from cudaenv.cluster.config import ClusterConfig  # noqa: E402
 from cudaenv.cluster.seam import ExclusiveWork, GradeCall  # noqa: E402
 from cudaenv.problems import load_suite  # noqa: E402
@@ -97,7 +98,7 @@ class Sim:
             initialize_head=True,
             head_node_args={"num_cpus": 0, "include_dashboard": False, "env_vars": self._env()},
         )
-        join(self.cluster.address)
+        _ray.join(self.cluster.address)
 
     def _env(self) -> dict[str, str]:
         self.count += 1
@@ -129,27 +130,80 @@ def trivial(sim: Sim, root: Path, n: int) -> dict[str, Any]:
     return {"episodes": done, "wall_s": round(wall, 2), "episodes_per_s": round(done / wall, 1)}
 
 
-def overhead(sim: Sim, n: int) -> dict[str, Any]:
-    """Empty exclusive stages, one at a time: round trip minus the device-held time."""
-    service = GradingService(ClusterConfig(gpu_graders=0, cpu_graders=1, grader_cpus=0))
-    try:
-        for _ in range(10):
-            service.grade(ExclusiveWork(kind="cpu", call=None))  # warm
-        extra = []
-        for _ in range(n):
-            start = time.perf_counter()
-            out = service.grade(ExclusiveWork(kind="cpu", call=None))
-            trip = time.perf_counter() - start
-            extra.append((trip - (out.interval.end - out.interval.start)) * 1000)
+class _Echo:
+    """The grader's place in the raw-Ray baseline: returns what it gets (a threaded actor)."""
+
+    def run(self, work: Any) -> Any:
+        return work
+
+
+class _Relay:
+    """The scheduler's place in the raw-Ray baseline: an async actor awaiting the echo."""
+
+    def __init__(self, echo: Any) -> None:
+        self.echo = echo
+
+    async def submit(self, work: Any) -> Any:
+        return await self.echo.run.remote(work)
+
+
+def _round_trips(call: Any, n: int) -> list[float]:
+    for _ in range(10):
+        call()  # warm
+    out = []
+    for _ in range(n):
         start = time.perf_counter()
-        ray.get([service.submit(ExclusiveWork(kind="cpu", call=None)) for _ in range(n)])
+        held = call()
+        out.append((time.perf_counter() - start - held) * 1000)
+    return out
+
+
+def overhead(sim: Sim, n: int) -> dict[str, Any]:
+    """Empty exclusive stages, one at a time: round trip minus the device-held time; beside
+    it, Ray's own cost of the same two hops (driver -> async actor on the driver's node ->
+    threaded actor on a grader node and back, same work object, no scheduling), so the
+    scheduler's own share is the difference. Samples of the two alternate."""
+    service = GradingService(ClusterConfig(gpu_graders=0, cpu_graders=1, grader_cpus=0))
+    echo = (
+        ray.remote(_Echo)
+        .options(num_cpus=0, resources={"cudaenv_grader": 1}, max_concurrency=4)
+        .remote()
+    )
+    relay = (
+        ray.remote(_Relay)
+        .options(num_cpus=0, scheduling_strategy=_ray.on_this_node(), max_concurrency=10_000)
+        .remote(echo)
+    )
+    work = ExclusiveWork(kind="cpu", call=None)
+
+    def staged() -> float:
+        out = service.grade(work)
+        return out.interval.end - out.interval.start
+
+    def raw() -> float:
+        ray.get(relay.submit.remote(work))
+        return 0.0
+
+    try:
+        extra: list[float] = []
+        floor: list[float] = []
+        for _ in range(n // 20):
+            extra += _round_trips(staged, 20)
+            floor += _round_trips(raw, 20)
+        start = time.perf_counter()
+        ray.get([service.submit(work) for _ in range(n)])
         piped = (time.perf_counter() - start) * 1000 / n
     finally:
         service.stop()
+        ray.kill(relay)
+        ray.kill(echo)
+    median, ray_median = statistics.median(extra), statistics.median(floor)
     return {
         "stages": n,
-        "overhead_ms_median": round(statistics.median(extra), 2),
+        "overhead_ms_median": round(median, 2),
         "overhead_ms_p90": round(sorted(extra)[int(0.9 * len(extra))], 2),
+        "ray_two_hops_ms_median": round(ray_median, 2),
+        "scheduler_ms_beyond_ray": round(median - ray_median, 2),
         "pipelined_ms_per_stage": round(piped, 2),
         "target_ms": 5,
     }
