@@ -132,6 +132,17 @@ def describe(verdicts: Sequence[Verdict]) -> str:
     return f"built {built}, build cached {cached}, passed {passed}, infra faults {infra}"
 
 
+def stage_seconds(verdicts: Sequence[Verdict]) -> dict[str, tuple[int, float, float]]:
+    """Per stage: how many gradings ran it, its median and its total seconds (what each check
+    costs: the static pass on the preprocessed unit, the object-symbol check, the build)."""
+    per: dict[str, list[float]] = {}
+    for v in verdicts:
+        for name, stage in v.stages.items():
+            if stage.status != "skipped":
+                per.setdefault(name, []).append(stage.seconds)
+    return {k: (len(x), statistics.median(x), sum(x)) for k, x in per.items()}
+
+
 def busy_s(verdicts: Sequence[Verdict], keep: Sequence[bool]) -> float:
     """Sum of the gradings' own seconds (not wall time) over the kept verdicts."""
     return sum(v.seconds or 0.0 for v, k in zip(verdicts, keep, strict=True) if k)
@@ -241,6 +252,11 @@ def main() -> None:
     )
     for name, n, cold_s, warm_s in rows:
         print(f"{name:<{width}}  {n:>3}  {cold_s:>8.2f}  {warm_s:>8.2f}  {speed(cold_s, warm_s)}")
+    stages = stage_seconds(va + vb)
+    if stages:
+        print(f"\n{'stage (cold, last round)':<24}  {'n':>3}  {'median s':>8}  {'total s':>8}")
+        for name, (n, median, total) in sorted(stages.items(), key=lambda kv: -kv[1][2]):
+            print(f"{name:<24}  {n:>3}  {median:>8.3f}  {total:>8.2f}")
     if ces:
         ce = {k: statistics.median(float(c[k]) for c in ces) for k in ces[0]}
         print(

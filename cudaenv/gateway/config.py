@@ -119,6 +119,11 @@ class SessionConfig(_Model):
     names. ``token_fields`` asks a chat-completions upstream for what a trainer needs
     (``logprobs`` and vLLM's ``return_token_ids``), as the training-mode ``OpenAIAgent`` does;
     ``extra_body`` is merged over every generation request (a None value removes a key).
+    ``stream_usage`` asks a streaming chat-completions upstream for its usage
+    (``stream_options.include_usage``) when the client did not: without it a streamed chat
+    call reports no tokens, so the token budget and the cost would not see it. Such a client
+    then reads one more chunk before ``[DONE]``, with ``choices: []`` and the usage, as the API
+    defines it; False forwards the stream options as the client sent them.
     """
 
     upstream: Upstream
@@ -126,6 +131,7 @@ class SessionConfig(_Model):
     model_map: dict[str, str] = Field(default_factory=dict)
     budget: Budget = Field(default_factory=Budget)
     token_fields: bool = False
+    stream_usage: bool = True
     extra_body: dict[str, Any] = Field(default_factory=dict)
     body_cap_bytes: int = Field(256 * 1024, ge=0)  # per captured request or response body
     prices: PriceTable = Field(default_factory=PriceTable)

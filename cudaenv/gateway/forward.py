@@ -50,6 +50,11 @@ def rewrite(
         out["model"] = model
     if config.token_fields and api == "chat":
         out.update(TOKEN_FIELDS)
+    if config.stream_usage and api == "chat" and payload.get("stream") is True:
+        options = payload.get("stream_options")
+        options = options if isinstance(options, dict) else {}
+        if not options.get("include_usage"):
+            out["stream_options"] = {**options, "include_usage": True}
     for key, value in config.extra_body.items():
         if value is None:
             out.pop(key, None)

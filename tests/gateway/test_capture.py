@@ -144,3 +144,31 @@ def test_records_are_json(gateway: Gateway, replay: ReplayServer) -> None:
     again = type(call).model_validate_json(call.model_dump_json())
     assert again == call
     assert json.loads(json.dumps(session.summary()))["requests"] == 1
+
+
+def test_a_stream_without_usage_is_asked_for_it_and_counted(
+    gateway: Gateway, replay: ReplayServer
+) -> None:
+    """A client streaming chat without ``include_usage`` would report no tokens: the session
+    asks for them, so the call's usage is recorded and a token budget sees it."""
+    session = open_replay(gateway, replay, budget={"max_tokens": 1})
+    body = {"model": "m", "messages": MSG, "stream": True, "stream_options": {"x": 1}}
+    status, _, raw = post(gateway.base_url, "/v1/chat/completions", body, session.token)
+    assert status == 200 and b'"usage"' in raw
+    assert replay.requests[0]["body"]["stream_options"] == {"x": 1, "include_usage": True}
+    (call,) = session.calls
+    assert call.usage.reported and call.usage.output_tokens > 0
+    status, _, raw = post(gateway.base_url, "/v1/chat/completions", body, session.token)
+    assert status == 400 and b"budget" in raw  # the budget counted the streamed call's tokens
+
+
+def test_stream_usage_off_forwards_the_clients_stream_options(
+    gateway: Gateway, replay: ReplayServer
+) -> None:
+    session = open_replay(gateway, replay, stream_usage=False)
+    body = {"model": "m", "messages": MSG, "stream": True}
+    status, _, raw = post(gateway.base_url, "/v1/chat/completions", body, session.token)
+    assert status == 200 and b'"usage"' not in raw
+    assert "stream_options" not in replay.requests[0]["body"]
+    (call,) = session.calls
+    assert not call.usage.reported and call.usage.total == 0
