@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import inspect
 import itertools
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -171,9 +173,19 @@ class Offloader:
     """
 
     def __init__(self, close: Callable[[], None]) -> None:
-        self._close = close
+        # a bound method of the env is held weakly: env -> offloader -> env.close would be a
+        # cycle, and every finished episode (its trajectory, verdict, steps) would then wait
+        # for the cyclic garbage collector, whose full passes stall the event loop
+        self._close_ref: Callable[[], Callable[[], None] | None] = (
+            weakref.WeakMethod(close) if inspect.ismethod(close) else lambda: close
+        )
         self._busy = False
         self._ticket: int | None = None
+
+    def _close_env(self) -> None:
+        close = self._close_ref()
+        if close is not None:
+            close()
 
     async def begin(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """:meth:`run` for the first call of a new episode: it queues behind the older ones."""
@@ -197,5 +209,5 @@ class Offloader:
             return await asyncio.shield(asyncio.wrap_future(cf))
         except asyncio.CancelledError:
             # the thread cannot be stopped: close the env once its call returns (in that thread)
-            cf.add_done_callback(lambda _f: self._close())
+            cf.add_done_callback(lambda _f: self._close_env())
             raise

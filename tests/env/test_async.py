@@ -167,3 +167,30 @@ def test_an_episode_runs_when_fds_are_above_1024(cpu_problem) -> None:
     finally:
         for fd in held:
             os.close(fd)
+
+
+def test_a_finished_async_episode_is_freed_without_the_cycle_collector(cpu_problem) -> None:
+    """No reference cycle through the env's offloader: a finished episode (trajectory,
+    verdict, steps) is freed when its last reference goes, not at a collector pass (a full
+    pass stops the event loop for tens of ms)."""
+    import gc
+    import weakref
+
+    async def one() -> weakref.ref:
+        env = cudaenv.make(cpu_problem)
+        await env.areset(seed=0)
+        await env.astep({"tool": "bash", "args": {"command": "true"}})
+        await env.astep({"tool": "submit"})
+        env.close()
+        return weakref.ref(env)
+
+    gc.collect()
+    gc.disable()
+    try:
+        ref = asyncio.run(one())
+        deadline = time.monotonic() + 30  # the pool thread drops its call just after the result
+        while ref() is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ref() is None
+    finally:
+        gc.enable()
