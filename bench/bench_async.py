@@ -16,11 +16,11 @@ concurrent episodes on the async pool, ``CUDAENV_ASYNC_THREADS`` bound).
 Measured on a quiet 2-CPU host (load 0-2 before each run), 256 episodes, three runs back to
 back: with 16 pool threads (the old default, 8 per CPU) 1.05x the threaded runner, worst stall
 77-90 ms, p99 49-55 ms; after the kills were made GIL-free and the default became 2 per CPU
-(4 here), 1.09-1.27x, worst 23-27 ms, p99 8.6-10.1 ms, the ticker alone 0.4-0.6 ms. The stall
-is the GIL: between subprocesses the pool threads run Python, and the loop waits behind every
-thread doing so (py-spy --gil shows no single holder left; a full garbage collection of this
-process's heap alone takes ~23 ms). Below ~10 ms at worst needs episodes out of the loop's
-process (worker processes), not fewer threads.
+(4 here), five runs: 0.94-1.27x, worst 23-38 ms, p99 8.6-10.1 ms, the ticker alone 0.4-0.6
+ms. The stall is the GIL: between subprocesses the pool threads run Python, and the loop waits
+behind every thread doing so (py-spy --gil shows no single holder left; no full garbage
+collection fell inside the timed window, and gc.freeze() changed nothing). Below ~10 ms at
+worst needs episodes out of the loop's process (worker processes), not fewer threads.
 """
 
 from __future__ import annotations

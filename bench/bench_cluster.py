@@ -148,8 +148,6 @@ class _Relay:
 
 
 def _round_trips(call: Any, n: int) -> list[float]:
-    for _ in range(10):
-        call()  # warm
     out = []
     for _ in range(n):
         start = time.perf_counter()
@@ -185,6 +183,9 @@ def overhead(sim: Sim, n: int) -> dict[str, Any]:
         return 0.0
 
     try:
+        for _ in range(10):  # warm both paths
+            staged()
+            raw()
         extra: list[float] = []
         floor: list[float] = []
         for _ in range(n // 20):

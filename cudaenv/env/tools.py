@@ -114,12 +114,7 @@ def tool_schemas() -> list[dict[str, Any]]:
 
 @functools.cache
 def _tool_schemas_json() -> str:
-    return json.dumps(_tool_schemas())
-
-
-@functools.cache
-def _tool_schemas() -> list[dict[str, Any]]:
-    return [
+    schemas = [
         {
             "type": "function",
             "function": {
@@ -130,6 +125,7 @@ def _tool_schemas() -> list[dict[str, Any]]:
         }
         for name, model in TOOL_ARGS.items()
     ]
+    return json.dumps(schemas)
 
 
 def _args(raw: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""SIGKILL sent without holding the GIL.
+"""Signals (SIGKILL, in practice) sent without holding the GIL.
 
 Why: ``os.kill`` and ``signal.pidfd_send_signal`` keep the GIL through the system call, and
 killing a namespace's PID 1 or a cgroup's members takes the kernel a fraction of a millisecond

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -173,8 +175,6 @@ def test_a_finished_async_episode_is_freed_without_the_cycle_collector(cpu_probl
     """No reference cycle through the env's offloader: a finished episode (trajectory,
     verdict, steps) is freed when its last reference goes, not at a collector pass (a full
     pass stops the event loop for tens of ms)."""
-    import gc
-    import weakref
 
     async def one() -> weakref.ref:
         env = cudaenv.make(cpu_problem)
