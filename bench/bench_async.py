@@ -1,4 +1,5 @@
-"""Concurrent episodes through ``astep`` in one event loop vs the threaded ``run_episodes``.
+"""Concurrent episodes in one event loop (``ProcessEnv`` and ``CudaEnv.astep``) vs the
+threaded ``run_episodes``.
 
 Why: async trainers (SkyRL, verifiers, TRL's async rollouts) run hundreds of episodes in one
 event loop; the env's async methods must keep up with the threaded runner and never stall
@@ -9,18 +10,17 @@ episodes/s >= the threaded runner's; the loop's worst stall <= 10 ms (a ticker t
     PYTHONPATH=. python bench/bench_async.py [--episodes 256] [--workers 64] [--threads N]
 
 A trivial episode: reset, ``bash true``, ``list_files``, submit, and the grading of a
-problem whose build and test commands are ``true`` (local sandbox). Both sides run the same
+problem whose build and test commands are ``true`` (local sandbox). All sides run the same
 steps with the same concurrency (``--workers`` threads for the runner; ``--episodes``
-concurrent episodes on the async pool, ``CUDAENV_ASYNC_THREADS`` bound).
+concurrent episodes in the loop, bounded by ``CUDAENV_ASYNC_THREADS`` calls at once).
 
-Measured on a quiet 2-CPU host (load 0-2 before each run), 256 episodes, three runs back to
-back: with 16 pool threads (the old default, 8 per CPU) 1.05x the threaded runner, worst stall
-77-90 ms, p99 49-55 ms; after the kills were made GIL-free and the default became 2 per CPU
-(4 here), five runs: 0.94-1.27x, worst 23-38 ms, p99 8.6-10.1 ms, the ticker alone 0.4-0.6
-ms. The stall is the GIL: between subprocesses the pool threads run Python, and the loop waits
-behind every thread doing so (py-spy --gil shows no single holder left; no full garbage
-collection fell inside the timed window, and gc.freeze() changed nothing). Below ~10 ms at
-worst needs episodes out of the loop's process (worker processes), not fewer threads.
+Measured on a quiet 2-CPU host, 256 episodes. ``CudaEnv.astep`` (threads in the loop's
+process): 0.94-1.27x the threaded runner, worst stall 23-38 ms, p99 8-10 ms. The stall is
+the GIL (between subprocesses the pool threads run Python, and the loop waits behind them)
+and the OS (the loop's thread waits for a core behind the sandboxes' processes, 5-12 ms at
+worst here). ``ProcessEnv`` (the env in worker processes; the loop only queues requests and
+reads replies): 1.13-1.28x, worst 6.9-7.9 ms, p99 3.6-4.2 ms; the ticker with the same load
+in another process shows 6-8 ms at worst, so what is left is the OS's.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any
 from bench.bench_env import trivial_problem
 from cudaenv.env.aio import ENV_VAR, async_threads
 from cudaenv.env.core import CudaEnv
+from cudaenv.env.process_env import ProcessEnv
 from cudaenv.env.trajectory import Trajectory
 from cudaenv.problems.model import Problem
 from cudaenv.rollout import run_episodes
@@ -59,8 +60,8 @@ class StepsAgent:
         return env.trajectory
 
 
-async def _episode(problem: Problem) -> bool:
-    env = CudaEnv(problem)
+async def _episode(problem: Problem, env_class: type[CudaEnv] | type[ProcessEnv]) -> bool:
+    env = env_class(problem)
     try:
         await env.areset()
         for action in STEPS:
@@ -79,12 +80,14 @@ async def _ticker(stop: asyncio.Event, lateness: list[float], period_s: float = 
         lateness.append(max(0.0, loop.time() - due))
 
 
-async def run_async(problem: Problem, n: int) -> tuple[float, list[float], int]:
+async def run_async(
+    problem: Problem, n: int, env_class: type[CudaEnv] | type[ProcessEnv]
+) -> tuple[float, list[float], int]:
     lateness: list[float] = []
     stop = asyncio.Event()
     ticker = asyncio.create_task(_ticker(stop, lateness))
     start = time.perf_counter()
-    done = await asyncio.gather(*(_episode(problem) for _ in range(n)))
+    done = await asyncio.gather(*(_episode(problem, env_class) for _ in range(n)))
     seconds = time.perf_counter() - start
     stop.set()
     await ticker
@@ -109,6 +112,13 @@ def run_threaded(problem: Problem, n: int, workers: int) -> tuple[float, int]:
     return seconds, sum(r.status == "ok" and r.trajectory is not None for r in results)
 
 
+def _stalls(lateness: list[float]) -> tuple[float, float]:
+    """Worst and p99 lateness in ms."""
+    worst = max(lateness) * 1000 if lateness else 0.0
+    p99 = statistics.quantiles(lateness, n=100)[98] * 1000 if len(lateness) >= 100 else worst
+    return worst, p99
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=256, help="concurrent episodes")
@@ -127,29 +137,32 @@ def main() -> None:
     load_before = os.getloadavg()[0]
 
     idle = asyncio.run(idle_ticks(1.0))  # the machine's own noise, nothing else running
-    asyncio.run(run_async(problem, 2))  # warm-up: the sandbox's helpers, a first pool thread
-    t_async, lateness, ok_async = asyncio.run(run_async(problem, n))
+    rows = []
+    for env_class in (ProcessEnv, CudaEnv):
+        asyncio.run(run_async(problem, 4, env_class))  # warm-up: workers, helpers, threads
+        rows.append((env_class.__name__, *asyncio.run(run_async(problem, n, env_class))))
     t_thr, ok_thr = run_threaded(problem, n, workers)
+    rate_thr = n / t_thr
 
-    worst_ms = max(lateness) * 1000 if lateness else 0.0
-    p99_ms = statistics.quantiles(lateness, n=100)[98] * 1000 if len(lateness) >= 100 else worst_ms
-    rate_async, rate_thr = n / t_async, n / t_thr
-    ratio = rate_async / rate_thr
-    print(f"{'case':34}  {'episodes/s':>10}  {'seconds':>8}  note")
+    print(f"{'case':40}  {'episodes/s':>10}  {'x runner':>8}  {'worst ms':>8}  {'p99 ms':>6}  note")
+    for name, seconds, lateness, ok in rows:
+        worst, p99 = _stalls(lateness)
+        label = f"{name}, {n} concurrent (calls {async_threads()})"
+        print(
+            f"{label:40}  {n / seconds:>10.1f}  {n / seconds / rate_thr:>8.2f}  {worst:>8.1f}  "
+            f"{p99:>6.1f}  {ok}/{n} terminated"
+        )
     print(
-        f"{'astep, ' + str(n) + ' concurrent (pool ' + str(async_threads()) + ')':34}  "
-        f"{rate_async:>10.1f}  {t_async:>8.2f}  {ok_async}/{n} terminated"
+        f"{'run_episodes, ' + str(workers) + ' threads':40}  {rate_thr:>10.1f}  {1:>8.2f}  "
+        f"{'':>8}  {'':>6}  {ok_thr}/{n} ok"
     )
+    name, seconds, lateness, _ = rows[0]
+    worst, _ = _stalls(lateness)
+    ratio = n / seconds / rate_thr
     print(
-        f"{'run_episodes, ' + str(workers) + ' threads':34}  {rate_thr:>10.1f}  {t_thr:>8.2f}  "
-        f"{ok_thr}/{n} ok"
-    )
-    print(
-        f"\nasync / threaded throughput: {ratio:.2f}x (target >= 1.0x) {'OK' if ratio >= 1 else 'MISS'}"
-    )
-    print(
-        f"event loop stall: worst {worst_ms:.1f} ms, p99 {p99_ms:.1f} ms over {len(lateness)} ticks "
-        f"(target worst <= 10 ms) {'OK' if worst_ms <= 10 else 'MISS'}"
+        f"\n{name}: throughput {ratio:.2f}x the runner (target >= 1.0x) "
+        f"{'OK' if ratio >= 1 else 'MISS'}; worst loop stall {worst:.1f} ms (target <= 10 ms) "
+        f"{'OK' if worst <= 10 else 'MISS'}"
     )
     print(f"ticker alone (machine noise): worst {max(idle) * 1000:.1f} ms over {len(idle)} ticks")
     print(

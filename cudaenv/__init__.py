@@ -24,6 +24,7 @@ _LAZY: dict[str, str] = {
     "GradeRequest": "cudaenv.grading.request",
     "rewards": "cudaenv.grading.rewards",
     "CudaEnv": "cudaenv.env.core",
+    "ProcessEnv": "cudaenv.env.process_env",
     "SuiteEnv": "cudaenv.env.suite",
     "BatchedEnvs": "cudaenv.rollout.batched",
     "make": "cudaenv.env.registration",
@@ -38,6 +39,7 @@ __all__ = [
     "ExecResult",
     "GradeRequest",
     "Problem",
+    "ProcessEnv",
     "Sandbox",
     "Solution",
     "SourceFile",
@@ -85,6 +87,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from cudaenv import errors
     from cudaenv.env.core import CudaEnv
+    from cudaenv.env.process_env import ProcessEnv
     from cudaenv.env.registration import make, make_suite, register_suite
     from cudaenv.env.suite import SuiteEnv
     from cudaenv.grading import rewards

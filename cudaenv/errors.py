@@ -59,6 +59,11 @@ class SandboxError(CudaEnvError, RuntimeError):
     """A sandbox failed for infrastructure reasons (not the agent's fault)."""
 
 
+class WorkerError(SandboxError):
+    """A worker process holding episodes (``ProcessEnv``) died or could not start: its
+    episodes are lost, never the agent's fault."""
+
+
 class SandboxPathError(SandboxError, PermissionError):
     """A sandbox path resolves outside the workspace."""
 

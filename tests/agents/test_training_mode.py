@@ -179,13 +179,15 @@ async def arun_once(agent: Any, env: Any) -> Trajectory:
         await agent.aclose()
 
 
+@pytest.mark.parametrize("env_class", ["CudaEnv", "ProcessEnv"])
 @pytest.mark.parametrize("training", [True, False])
-def test_async_variant_gives_the_sync_trajectory(cpu_problem, training: bool) -> None:
+def test_async_variant_gives_the_sync_trajectory(cpu_problem, training: bool, env_class) -> None:
     with ScriptedServer(MIXED) as sync_srv:
         sync = agent_for(sync_srv, training=training).run(cudaenv.make(cpu_problem))
     with ScriptedServer(MIXED) as async_srv:
         agent = agent_for(async_srv, training=training)
-        result = asyncio.run(arun_once(agent, cudaenv.make(cpu_problem)))
+        env = getattr(cudaenv, env_class)(cpu_problem)
+        result = asyncio.run(arun_once(agent, env))
     assert sync.reward == result.reward == 1.0
     assert _comparable(result) == _comparable(sync)
     assert async_srv.requests == sync_srv.requests

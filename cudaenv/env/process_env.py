@@ -1,0 +1,217 @@
+"""``ProcessEnv``: a :class:`~cudaenv.env.core.CudaEnv` living in a worker process, driven
+with ``await``.
+
+Why: ``CudaEnv.astep`` offloads a step to a thread of the trainer's own process; the Python
+it runs between subprocesses (the tool call, the sandbox's protocol, grading) then competes
+with the event loop for the GIL, and with hundreds of concurrent episodes the loop stalls
+for tens of milliseconds at worst. A ``ProcessEnv`` runs the same env, call for call, in a
+worker process (:mod:`cudaenv.env.workers`): the loop only queues a request and reads the
+reply. Use it for many concurrent episodes in one event loop; use ``CudaEnv`` for
+synchronous use, a handful of episodes, or a sandbox factory that cannot be pickled.
+
+It mirrors what a trainer reads: ``messages``, ``trajectory``, ``instruction``,
+``problem``, ``mode`` and ``tools``, updated by every call; the live sandbox stays in the
+worker (``sandbox`` raises). ``areset``, ``astep``, ``asubmit`` return exactly what
+``CudaEnv``'s ``reset``, ``step`` and ``submit`` return, and raise what they raise (a
+:class:`~cudaenv.errors.WorkerError` when the worker died: an infrastructure fault; the next
+``areset`` opens the episode in a live worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import pickle
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from cudaenv.env.aio import next_ticket
+from cudaenv.env.external import Instruction, StepResult
+from cudaenv.env.tools import tool_schemas
+from cudaenv.env.trajectory import Trajectory
+from cudaenv.env.worker_main import EnvState
+from cudaenv.env.workers import Worker, worker_pool
+from cudaenv.errors import CudaEnvError, SpecError, WorkerError
+from cudaenv.problems.model import Problem
+
+__all__ = ["ProcessEnv"]
+
+_ids = itertools.count()
+# trajectory fields a driver in this process records (a training-mode model client's turns,
+# its usage): the worker's env never writes them, so a step's update keeps them
+DRIVER_FIELDS = ("turns", "agent", "usage", "cost_usd", "model_calls")
+
+
+_PICKLED_PROBLEMS: OrderedDict[int, tuple[Problem | str, bytes]] = OrderedDict()
+_CACHED_PROBLEMS = 256
+
+
+def _pickled_problem(problem: Problem | str) -> bytes:
+    """``problem`` pickled, once per object: hundreds of episodes started together on the
+    same problem would otherwise each pay for it on the event loop."""
+    hit = _PICKLED_PROBLEMS.get(id(problem))
+    if hit is not None and hit[0] is problem:  # the entry holds the object: its id is not reused
+        _PICKLED_PROBLEMS.move_to_end(id(problem))
+        return hit[1]
+    data = pickle.dumps(problem, protocol=pickle.HIGHEST_PROTOCOL)
+    _PICKLED_PROBLEMS[id(problem)] = (problem, data)
+    if len(_PICKLED_PROBLEMS) > _CACHED_PROBLEMS:
+        _PICKLED_PROBLEMS.popitem(last=False)
+    return data
+
+
+def _pickled(problem: Problem | str, options: Mapping[str, Any]) -> bytes:
+    """The constructor's arguments as sent to a worker; SpecError names one that won't go."""
+    try:
+        return pickle.dumps(
+            (_pickled_problem(problem), dict(options)), protocol=pickle.HIGHEST_PROTOCOL
+        )
+    except Exception:
+        for name, value in {"problem": problem, **options}.items():
+            try:
+                pickle.dumps(value)
+            except Exception as exc:
+                raise SpecError(
+                    f"ProcessEnv sends its options to a worker process, and {name}={value!r} "
+                    f"cannot be pickled ({exc}); pass a backend name or a function defined at "
+                    "module level, or use CudaEnv",
+                    field=name,
+                ) from None
+        raise
+
+
+class ProcessEnv:
+    """A CudaEnv in a worker process (see the module docstring).
+
+    Args:
+        problem: a Problem, or a task_id looked up in ``source`` (looked up in the worker).
+        **env_options: :class:`~cudaenv.env.core.CudaEnv`'s keywords; they must pickle
+            (backend names, module-level factories), else SpecError names the keyword.
+    """
+
+    def __init__(self, problem: Problem | str, **env_options: Any) -> None:
+        self._worker: Worker | None = None
+        self._ctor = _pickled(problem, env_options)
+        self.problem = problem
+        self.mode: str = env_options.get("mode", "solve")
+        self.trajectory: Trajectory | None = None
+        self._instruction: Instruction | None = None
+        self._messages: list[dict[str, Any]] = []
+        self._done = True
+        self._id = next(_ids)
+        self._ticket = next_ticket()
+        self._busy = False
+
+    # ---------------------------------------------------------------- what is mirrored
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The episode so far as chat messages (as ``CudaEnv.messages``)."""
+        return copy.deepcopy(self._messages)
+
+    @property
+    def instruction(self) -> Instruction:
+        if self._instruction is None:
+            raise CudaEnvError("no episode yet; await areset() first")
+        return self._instruction
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return tool_schemas()
+
+    @property
+    def sandbox(self) -> Any:
+        raise CudaEnvError(
+            "a ProcessEnv's sandbox lives in its worker process; use CudaEnv to drive it directly"
+        )
+
+    def _apply(self, state: EnvState | None, *, fresh: bool) -> None:
+        """Mirror what the worker's env changed (``fresh``: a reset, a new episode)."""
+        if state is None:
+            return
+        self._done, self.mode = state.done, state.mode
+        if state.problem is not None:
+            self.problem = state.problem
+        if state.instruction is not None:
+            self._instruction = state.instruction
+        old, new = self.trajectory, state.trajectory
+        if new is None and state.head is not None and old is not None:
+            new = state.head.model_copy(update={"steps": old.steps + state.new_steps})
+        if new is not None:
+            if old is not None and not fresh:  # what a driver recorded here stays
+                for name in DRIVER_FIELDS:
+                    setattr(new, name, getattr(old, name))
+            self.trajectory = new
+        if state.messages is not None:
+            self._messages = state.messages
+        else:
+            self._messages += state.new_messages
+
+    # ---------------------------------------------------------------- calls
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self._busy:
+            raise CudaEnvError("this env is already running a call; await it before the next")
+        first = self._worker is None or not self._worker.alive
+        if first and method != "reset":
+            if self._worker is None:
+                raise CudaEnvError("no episode is running; await areset() first")
+            raise WorkerError(f"worker process {self._worker.pid} is gone; its episode is lost")
+        if first:
+            self._place()
+        worker = self._worker
+        assert worker is not None
+        payload = pickle.dumps(
+            (self._ctor if first else None, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL
+        )
+        fut = worker.call(self._id, self._ticket, method, payload)
+        self._busy = True
+        try:
+            ok, value, state = await fut
+        except asyncio.CancelledError:
+            # the worker's call cannot be stopped: the env is closed there once it returns
+            # (its drop waits for the call), and its reply is ignored here
+            self.close()
+            raise
+        finally:
+            self._busy = False
+        self._apply(state, fresh=ok and method == "reset")
+        if not ok:
+            raise value
+        return value
+
+    def _place(self) -> None:
+        self._id = next(_ids)  # a drop still queued for the old id cannot hit the new env
+        self._worker = worker_pool().place()
+
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """``CudaEnv.reset`` in the worker; a new episode queues behind the older ones."""
+        if not self._busy:
+            self._ticket = next_ticket()
+        return await self._call("reset", seed=seed, options=options)  # type: ignore[no-any-return]
+
+    async def astep(self, action: Any) -> StepResult:
+        """``CudaEnv.step`` in the worker; one call at a time per env."""
+        return await self._call("step", action)  # type: ignore[no-any-return]
+
+    async def asubmit(self, truncation_reason: str | None = None) -> StepResult:
+        """``CudaEnv.submit`` in the worker: grade the workspace now."""
+        return await self._call("submit", truncation_reason)  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        """``CudaEnv.close`` in the worker, awaited: the sandbox is gone when it returns."""
+        if self._worker is not None and self._worker.alive and not self._busy:
+            await self._call("close")
+        self.close()
+
+    def close(self) -> None:
+        """End the episode and close its sandbox in the worker (queued; never blocks)."""
+        self._done = True
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.drop(self._id, self._ticket)
+
+    def __del__(self) -> None:  # an env dropped without close: its sandbox goes with it
+        self.close()

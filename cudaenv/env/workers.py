@@ -1,0 +1,244 @@
+"""The worker processes :class:`~cudaenv.env.process_env.ProcessEnv` runs episodes in.
+
+Why processes: a thread-offloaded step (:mod:`cudaenv.env.aio`) runs Python between its
+subprocesses, and the event loop waits for the GIL behind every pool thread doing so. Here
+the loop's process only queues requests and reads replies: a sender and a reader thread per
+worker, each blocked in a socket call almost all the time.
+
+A worker is started with ``python -c`` (not ``multiprocessing``'s spawn, which re-runs the
+trainer's main script in the child) and the owner's ``sys.path``; it dies with its owner
+(:mod:`cudaenv.env.worker_main`). A worker that dies fails its pending calls with
+:class:`~cudaenv.errors.WorkerError` and is replaced for new episodes. Its bound is
+``CUDAENV_PROCESS_WORKERS`` (default: one per CPU, 2 to 16), each running
+``ceil(async threads / workers)`` calls at once, so the whole pool runs as many calls as the
+thread pool would (``CUDAENV_ASYNC_THREADS``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import os
+import pickle
+import queue
+import socket
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+from cudaenv.env.aio import async_threads
+from cudaenv.errors import SpecError, WorkerError
+
+__all__ = ["ENV_VAR", "WorkerPool", "process_workers", "worker_pool"]
+
+ENV_VAR = "CUDAENV_PROCESS_WORKERS"
+MIN_DEFAULT_WORKERS = 2
+MAX_DEFAULT_WORKERS = 16
+_PATH_VAR = "CUDAENV_WORKER_SYS_PATH"
+_BOOT = (
+    "import json, os, sys\n"
+    f"sys.path[:] = json.loads(os.environ.pop({_PATH_VAR!r}))\n"
+    "from cudaenv.env.worker_main import serve\n"
+    "serve(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))\n"
+)
+Reply = tuple[bool, Any, Any]
+
+
+def process_workers() -> int:
+    """The pool's size: ``CUDAENV_PROCESS_WORKERS`` or one per CPU (2 to 16)."""
+    raw = os.environ.get(ENV_VAR, "").strip()
+    if not raw:
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = os.cpu_count() or 1
+        return min(MAX_DEFAULT_WORKERS, max(MIN_DEFAULT_WORKERS, cpus))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SpecError(f"{ENV_VAR} must be a positive integer, got {raw!r}", field=ENV_VAR)
+    return value
+
+
+class Worker:
+    """One worker process: its requests go out on a sender thread, replies come back on a
+    reader thread that resolves each call's asyncio future on the loop that awaits it."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self.envs = 0  # episodes placed here and not dropped
+        self.alive = True
+        self.pid: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+        self._outbox: queue.SimpleQueue[list[tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self._batch: list[tuple[Any, ...]] = []
+        self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Reply]]] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._started = threading.Event()
+        threading.Thread(target=self._send_loop, name="cudaenv-worker-send", daemon=True).start()
+
+    # the loop's side -----------------------------------------------------------------
+    def call(self, env_id: int, rank: int, method: str, payload: bytes) -> asyncio.Future[Reply]:
+        """Queue ``method`` of env ``env_id``; the future gets ``(ok, value, state)``."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Reply] = loop.create_future()
+        with self._lock:
+            if not self.alive:
+                raise WorkerError(f"worker process {self.pid} is gone; its episodes are lost")
+            call_id = next(self._ids)
+            self._pending[call_id] = (loop, fut)
+            self._batch.append(("call", call_id, env_id, rank, method, payload))
+            if len(self._batch) == 1:
+                loop.call_soon(self._flush)
+        return fut
+
+    def _flush(self) -> None:
+        """Hand the calls queued during one turn of the loop to the sender at once: hundreds
+        of episodes started together wake it once, not once each."""
+        with self._lock:
+            batch, self._batch = self._batch, []
+        if batch:
+            self._outbox.put(batch)
+
+    def drop(self, env_id: int, rank: int) -> None:
+        """Close env ``env_id`` in the worker (its sandbox) and forget it; never blocks."""
+        self.envs -= 1
+        if self.alive:
+            self._outbox.put([("drop", env_id, rank)])
+
+    def stop(self) -> None:
+        """Close the socket: the worker closes its envs and exits."""
+        self._outbox.put(None)
+
+    def wait_started(self, timeout: float | None = None) -> bool:
+        return self._started.wait(timeout)
+
+    # the threads ---------------------------------------------------------------------
+    def _start(self) -> Connection:
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ, **{_PATH_VAR: json.dumps(sys.path)})
+        try:
+            self._proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _BOOT,
+                    str(theirs.fileno()),
+                    str(self.threads),
+                    str(os.getpid()),
+                ],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+        finally:
+            theirs.close()
+        self.pid = self._proc.pid
+        return Connection(ours.detach())
+
+    def _send_loop(self) -> None:
+        try:
+            self._conn = self._start()
+        except OSError as exc:
+            self._fail(f"could not start a worker process: {exc}")
+            return
+        finally:
+            self._started.set()
+        threading.Thread(target=self._read_loop, name="cudaenv-worker-read", daemon=True).start()
+        while (item := self._outbox.get()) is not None:
+            try:
+                self._conn.send(item)
+            except OSError:
+                break  # the reader sees the end and fails what is pending
+        with contextlib.suppress(OSError):
+            self._conn.close()
+
+    def _read_loop(self) -> None:
+        assert self._conn is not None and self._proc is not None
+        while True:
+            try:
+                call_id, data = self._conn.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
+                break
+            try:
+                reply: Reply = pickle.loads(data)
+            except Exception as exc:  # a class the owner cannot import, a truncated reply
+                reply = (False, WorkerError(f"a worker's reply could not be read: {exc}"), None)
+            with self._lock:
+                entry = self._pending.pop(call_id, None)
+            if entry is not None:
+                _resolve(entry, reply)
+        code = self._proc.wait()
+        self._fail(f"worker process {self.pid} exited (status {code}); its episodes are lost")
+
+    def _fail(self, why: str) -> None:
+        with self._lock:
+            self.alive = False
+            pending, self._pending = list(self._pending.values()), {}
+        for entry in pending:
+            _resolve(entry, (False, WorkerError(why), None))
+
+
+def _resolve(entry: tuple[asyncio.AbstractEventLoop, asyncio.Future[Reply]], reply: Reply) -> None:
+    loop, fut = entry
+
+    def settle() -> None:
+        if not fut.done():
+            fut.set_result(reply)
+
+    with contextlib.suppress(RuntimeError):  # that loop is closed: nobody awaits it
+        loop.call_soon_threadsafe(settle)
+
+
+class WorkerPool:
+    """Up to ``size`` workers; an episode goes to the live worker holding the fewest."""
+
+    def __init__(self, size: int, threads_each: int) -> None:
+        self.size = size
+        self.threads_each = threads_each
+        self._workers: list[Worker] = []
+        self._lock = threading.Lock()
+
+    @property
+    def workers(self) -> list[Worker]:
+        with self._lock:
+            return list(self._workers)
+
+    def place(self) -> Worker:
+        """The worker a new episode lives in (a dead one is replaced, lazily)."""
+        with self._lock:
+            self._workers = [w for w in self._workers if w.alive]
+            if len(self._workers) < self.size:
+                self._workers.append(Worker(self.threads_each))
+            worker = min(self._workers, key=lambda w: w.envs)
+            worker.envs += 1
+            return worker
+
+    def shutdown(self) -> None:
+        with self._lock:
+            workers, self._workers = self._workers, []
+        for w in workers:
+            w.stop()
+
+
+_pool: WorkerPool | None = None
+_pool_lock = threading.Lock()
+
+
+def worker_pool() -> WorkerPool:
+    """The process-wide pool (created on first use, sized then)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            size = process_workers()
+            _pool = WorkerPool(size, max(1, math.ceil(async_threads() / size)))
+        return _pool
