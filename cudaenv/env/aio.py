@@ -16,6 +16,9 @@ does not declare its bound to the sandboxes' memory default (``declare_workers``
 many concurrent episodes, pass ``sandbox_options={"limits": ...}`` sized for them.
 Cancelling an ``astep`` does not stop the step already running in its thread: the env is
 closed as soon as that step returns, so a cancelled batch leaves no sandbox behind.
+With hundreds of episodes in one loop, the pool threads' Python still holds the loop's GIL
+between subprocesses: :class:`~cudaenv.env.process_env.ProcessEnv` moves the env into a
+worker process instead.
 """
 
 from __future__ import annotations

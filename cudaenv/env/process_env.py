@@ -36,7 +36,7 @@ from cudaenv.env.workers import Worker, worker_pool
 from cudaenv.errors import CudaEnvError, SpecError, WorkerError
 from cudaenv.problems.model import Problem
 
-__all__ = ["ProcessEnv"]
+__all__ = ["ProcessEnv", "check_picklable"]
 
 _ids = itertools.count()
 # trajectory fields a driver in this process records (a training-mode model client's turns,
@@ -69,17 +69,22 @@ def _pickled(problem: Problem | str, options: Mapping[str, Any]) -> bytes:
             (_pickled_problem(problem), dict(options)), protocol=pickle.HIGHEST_PROTOCOL
         )
     except Exception:
-        for name, value in {"problem": problem, **options}.items():
-            try:
-                pickle.dumps(value)
-            except Exception as exc:
-                raise SpecError(
-                    f"ProcessEnv sends its options to a worker process, and {name}={value!r} "
-                    f"cannot be pickled ({exc}); pass a backend name or a function defined at "
-                    "module level, or use CudaEnv",
-                    field=name,
-                ) from None
+        check_picklable({"problem": problem, **options})
         raise
+
+
+def check_picklable(options: Mapping[str, Any]) -> None:
+    """SpecError naming the first of ``options`` that cannot be sent to a worker process."""
+    for name, value in options.items():
+        try:
+            pickle.dumps(value)
+        except Exception as exc:
+            raise SpecError(
+                f"ProcessEnv sends its options to a worker process, and {name}={value!r} "
+                f"cannot be pickled ({exc}); pass a backend name or a function defined at "
+                "module level, or use CudaEnv",
+                field=name,
+            ) from None
 
 
 class ProcessEnv:

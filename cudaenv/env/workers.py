@@ -234,6 +234,19 @@ _pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
 
 
+def _forget_pool_in_child() -> None:
+    """A forked child shares no worker with its parent: its envs start over in its own."""
+    global _pool, _pool_lock
+    if _pool is not None:
+        for w in _pool._workers:  # their threads did not survive the fork
+            w.alive = False
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def worker_pool() -> WorkerPool:
     """The process-wide pool (created on first use, sized then)."""
     global _pool

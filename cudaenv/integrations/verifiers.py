@@ -6,8 +6,9 @@ the trace), a per-rollout ``Runtime``, and ``Task`` rewards. Here:
 
 - :class:`CudaTaskset` yields one :class:`CudaTask` per problem (``source``/``ids``/
   ``groups``/``mode``); its reward is the cudaenv episode's reward.
-- :class:`CudaHarness` runs the episode in-process: a fresh :class:`~cudaenv.env.core.CudaEnv`
-  per rollout, the model called at the rollout's endpoint with cudaenv's tools, every reply
+- :class:`CudaHarness` runs the episode: a fresh :class:`~cudaenv.env.core.CudaEnv` per
+  rollout (a :class:`~cudaenv.env.process_env.ProcessEnv` in a worker process with
+  ``processes``), the model called at the rollout's endpoint with cudaenv's tools, every reply
   stepped with ``astep`` until ``submit`` or the step budget. The env is closed when the
   rollout ends, raises or is cancelled (a cancelled ``astep`` closes it once its thread
   returns). The work happens in cudaenv's own sandbox, so the rollout runtime is the
@@ -32,7 +33,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from cudaenv.env.modes import check_mode
-from cudaenv.errors import MissingExtraError, ModeError, ProblemNotFoundError, SpecError
+from cudaenv.errors import (
+    MissingExtraError,
+    ModeError,
+    ProblemNotFoundError,
+    SpecError,
+    WorkerError,
+)
 from cudaenv.problems.model import Mode
 
 try:
@@ -122,6 +129,9 @@ class CudaHarnessConfig(vf.HarnessConfig):
     reward: str | None = None
     options_key: str | None = None
     """In-process options set by :func:`load_environment` (factories, callables)."""
+    processes: bool = False
+    """Run each episode's env in a worker process (:class:`~cudaenv.env.process_env.ProcessEnv`):
+    the event loop serving hundreds of rollouts never waits for the episodes' Python."""
 
 
 class CudaHarness(vf.Harness[CudaHarnessConfig]):
@@ -133,13 +143,15 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
 
     def _env(self, data: CudaTaskData) -> Any:
         from cudaenv.env.core import CudaEnv
+        from cudaenv.env.process_env import ProcessEnv
 
         cfg = self.config
+        env_class: Any = ProcessEnv if cfg.processes else CudaEnv
         options: dict[str, Any] = {"sandbox": cfg.sandbox, "max_tokens": cfg.max_tokens}
         if cfg.reward is not None:
             options["reward"] = cfg.reward
         options.update(_OPTIONS.get(cfg.options_key or "", {}))
-        return CudaEnv(
+        return env_class(
             data.task_id, mode=data.mode, source=data.source, max_steps=cfg.max_steps, **options
         )
 
@@ -187,6 +199,8 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
                 except asyncio.CancelledError:
                     cancelled_in_step = True
                     raise
+                except WorkerError as exc:  # the env's worker process died: not the model's
+                    raise vf.SandboxError(f"cudaenv worker failed: {exc}") from exc
                 done = terminated or truncated
             if info.get("reward_valid") is False:
                 raise vf.SandboxError(f"cudaenv infrastructure failure: {info.get('reason')}")
@@ -222,12 +236,14 @@ def load_environment(
     groups: list[str] | None = None,
     max_steps: int = 50,
     max_turns: int | None = None,
+    processes: bool = False,
     **env_options: Any,
 ) -> CudaVfEnv:
     """The verifiers v1 env over cudaenv problems, as ``vf-eval cudaenv-vf`` builds it.
 
     ``max_steps`` is the env's step budget; ``max_turns`` verifiers' own turn cap (a refused
-    turn ends the episode, graded as it stands). ``env_options`` are
+    turn ends the episode, graded as it stands). ``processes`` runs each episode's env in a
+    worker process (``ProcessEnv``; its options must pickle). ``env_options`` are
     :class:`~cudaenv.env.core.CudaEnv` options (``sandbox`` may be a
     factory, ``sandbox_options``, ``reward``, ``max_tokens``, ...). Run it with verifiers'
     API: ``async with env.serving(): await env.run_slot(slot, ctx)`` for each of
@@ -244,8 +260,12 @@ def load_environment(
             f"unknown env option(s) {unknown}; CudaEnv takes {sorted(allowed)}",
             field="env_options",
         )
+    if processes:
+        from cudaenv.env.process_env import check_picklable
+
+        check_picklable(env_options)  # now, not in every rollout
     sys.modules.setdefault(MODULE, sys.modules[__name__])  # the taskset id's module
-    harness: dict[str, Any] = {"id": TASKSET_ID, "max_steps": max_steps}
+    harness: dict[str, Any] = {"id": TASKSET_ID, "max_steps": max_steps, "processes": processes}
     for key in ("sandbox", "max_tokens", "reward"):  # plain values ride the config
         if key in env_options and isinstance(env_options[key], str | int | None):
             harness[key] = env_options.pop(key)

@@ -85,6 +85,43 @@ def test_oracle_scores_1_and_nop_0(source: str) -> None:
     assert episode.ok and trace.reward == 0.0 and trace.metrics["is_success"] == 0.0
 
 
+def test_episodes_in_worker_processes_score_the_same(source: str) -> None:
+    with ScriptedServer(ORACLE) as srv:
+        episode, trace = _one(load_environment(source, processes=True), srv)
+    assert episode.ok and trace.reward == 1.0 and trace.metrics["is_success"] == 1.0
+    with ScriptedServer(NOP) as srv:
+        episode, trace = _one(load_environment(source, processes=True), srv)
+    assert episode.ok and trace.reward == 0.0
+    with pytest.raises(ValueError, match="sandbox"):  # a factory that cannot go to a worker
+        load_environment(source, processes=True, sandbox=lambda: None)
+
+
+def test_a_dead_worker_raises_the_infrastructure_error(source: str) -> None:
+    from cudaenv.env import workers
+
+    script = [tool_call("bash", command="sleep 60", timeout=90)]
+    with ScriptedServer(script) as srv:
+
+        async def main() -> Any:
+            run = asyncio.ensure_future(
+                _episodes(load_environment(source, processes=True), [_ctx(srv)])
+            )
+            deadline = time.monotonic() + 120  # hang guard only
+            while len(srv.requests) < 1 or not workers.worker_pool().workers:
+                assert time.monotonic() < deadline and not run.done()
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(1.0)  # the bash call is running in the worker
+            for w in workers.worker_pool().workers:
+                if w.pid is not None:
+                    os.kill(w.pid, 9)
+            return await asyncio.wait_for(run, 120)  # hang guard only
+
+        (episode,) = asyncio.run(main())
+    (trace,) = episode.traces
+    assert not episode.ok and trace.last_error.type == "SandboxError"
+    assert "worker" in trace.last_error.message and trace.rewards == {}
+
+
 def test_malformed_tool_arguments_get_an_error_observation(source: str) -> None:
     script = [
         tool_call("write_file", raw_arguments='{"path": "solution.cpp", "content": '),
