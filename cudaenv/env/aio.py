@@ -138,25 +138,36 @@ def default_threads(cpus: int | None = None) -> int:
     mostly wait (commands sleeping on a network or a GPU lease).
     """
     if cpus is None:
-        try:
-            cpus = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cpus = os.cpu_count() or 1
+        cpus = process_cpus()
     return min(MAX_DEFAULT_THREADS, max(MIN_DEFAULT_THREADS, 2 * cpus))
 
 
-def async_threads() -> int:
-    """The pool's bound: ``CUDAENV_ASYNC_THREADS`` or :func:`default_threads`."""
-    raw = os.environ.get(ENV_VAR, "").strip()
+def process_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def positive_int_env(name: str, default: Callable[[], int]) -> int:
+    """Environment variable ``name`` as a positive int (SpecError naming it if it is not),
+    or ``default()`` when it is unset or blank."""
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return default_threads()
+        return default()
     try:
         value = int(raw)
     except ValueError:
         value = 0
     if value < 1:
-        raise SpecError(f"{ENV_VAR} must be a positive integer, got {raw!r}", field=ENV_VAR)
+        raise SpecError(f"{name} must be a positive integer, got {raw!r}", field=name)
     return value
+
+
+def async_threads() -> int:
+    """The pool's bound: ``CUDAENV_ASYNC_THREADS`` or :func:`default_threads`."""
+    return positive_int_env(ENV_VAR, default_threads)
 
 
 def executor() -> DaemonExecutor:

@@ -31,8 +31,8 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
-from cudaenv.env.aio import async_threads
-from cudaenv.errors import SpecError, WorkerError
+from cudaenv.env.aio import async_threads, positive_int_env, process_cpus
+from cudaenv.errors import WorkerError
 
 __all__ = ["ENV_VAR", "WorkerPool", "process_workers", "worker_pool"]
 
@@ -51,20 +51,9 @@ Reply = tuple[bool, Any, Any]
 
 def process_workers() -> int:
     """The pool's size: ``CUDAENV_PROCESS_WORKERS`` or one per CPU (2 to 16)."""
-    raw = os.environ.get(ENV_VAR, "").strip()
-    if not raw:
-        try:
-            cpus = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cpus = os.cpu_count() or 1
-        return min(MAX_DEFAULT_WORKERS, max(MIN_DEFAULT_WORKERS, cpus))
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise SpecError(f"{ENV_VAR} must be a positive integer, got {raw!r}", field=ENV_VAR)
-    return value
+    return positive_int_env(
+        ENV_VAR, lambda: min(MAX_DEFAULT_WORKERS, max(MIN_DEFAULT_WORKERS, process_cpus()))
+    )
 
 
 class Worker:
