@@ -98,6 +98,7 @@ class ProcessEnv:
 
     def __init__(self, problem: Problem | str, **env_options: Any) -> None:
         self._worker: Worker | None = None
+        self._opened = False  # the worker holds this env (its constructor has been sent)
         self._ctor = _pickled(problem, env_options)
         self.problem = problem
         self.mode: str = env_options.get("mode", "solve")
@@ -157,22 +158,20 @@ class ProcessEnv:
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         if self._busy:
             raise CudaEnvError("this env is already running a call; await it before the next")
-        first = self._worker is None or not self._worker.alive
-        if first and method != "reset":
-            if self._worker is None:
-                raise CudaEnvError("no episode is running; await areset() first")
-            raise WorkerError(f"worker process {self._worker.pid} is gone; its episode is lost")
-        if first:
-            self._place()
         worker = self._worker
-        assert worker is not None
-        payload = pickle.dumps(
-            (self._ctor if first else None, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL
-        )
+        if worker is None or not worker.alive:
+            if method != "reset":
+                if worker is None:
+                    raise CudaEnvError("no episode is running; await areset() first")
+                raise WorkerError(f"worker process {worker.pid} is gone; its episode is lost")
+            worker = self._place()
+        ctor = None if self._opened else self._ctor  # until the worker holds the env
+        payload = pickle.dumps((ctor, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         fut = worker.call(self._id, self._ticket, method, payload)
         self._busy = True
         try:
             ok, value, state = await fut
+            self._opened = self._opened or state is not None  # a state: the env exists there
         except asyncio.CancelledError:
             # the worker's call cannot be stopped: the env is closed there once it returns
             # (its drop waits for the call), and its reply is ignored here
@@ -185,9 +184,11 @@ class ProcessEnv:
             raise value
         return value
 
-    def _place(self) -> None:
+    def _place(self) -> Worker:
         self._id = next(_ids)  # a drop still queued for the old id cannot hit the new env
+        self._opened = False
         self._worker = worker_pool().place()
+        return self._worker
 
     async def areset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

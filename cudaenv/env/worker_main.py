@@ -119,6 +119,7 @@ class _Server:
         self.conn = conn
         self.pool = DaemonExecutor(threads)
         self.envs: dict[int, _Hosted] = {}
+        self.dropped: set[int] = set()  # dropped before their first call built them
         self.send_lock = threading.Lock()
         self.envs_lock = threading.Lock()
 
@@ -150,9 +151,15 @@ class _Server:
                 if ctor is None:
                     raise CudaEnvError("this env is closed in its worker; reset it first")
                 problem, options = ctor
-                hosted = _Hosted(CudaEnv(problem, **options))
+                built = _Hosted(CudaEnv(problem, **options))
                 with self.envs_lock:
-                    self.envs[env_id] = hosted
+                    closed = env_id in self.dropped  # its drop ran on another thread first
+                    self.dropped.discard(env_id)
+                    if not closed:
+                        self.envs[env_id] = hosted = built
+                if closed:
+                    built.env.close()
+                    raise CudaEnvError("this env was closed while its worker built it")
             with hosted.lock:
                 value = getattr(hosted.env, method)(*args, **kwargs)
                 data = _encode(True, value, hosted.state())
@@ -167,6 +174,8 @@ class _Server:
     def drop(self, env_id: int) -> None:
         with self.envs_lock:
             hosted = self.envs.pop(env_id, None)
+            if hosted is None:  # its first call may still be building it
+                self.dropped.add(env_id)
         if hosted is not None:
             with hosted.lock, contextlib.suppress(Exception):  # after a call still running
                 hosted.env.close()

@@ -72,7 +72,6 @@ class Worker:
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Reply]]] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count()
-        self._started = threading.Event()
         threading.Thread(target=self._send_loop, name="cudaenv-worker-send", daemon=True).start()
 
     # the loop's side -----------------------------------------------------------------
@@ -108,9 +107,6 @@ class Worker:
         """Close the socket: the worker closes its envs and exits."""
         self._outbox.put(None)
 
-    def wait_started(self, timeout: float | None = None) -> bool:
-        return self._started.wait(timeout)
-
     # the threads ---------------------------------------------------------------------
     def _start(self) -> Connection:
         ours, theirs = socket.socketpair()
@@ -140,8 +136,6 @@ class Worker:
         except OSError as exc:
             self._fail(f"could not start a worker process: {exc}")
             return
-        finally:
-            self._started.set()
         threading.Thread(target=self._read_loop, name="cudaenv-worker-read", daemon=True).start()
         while (item := self._outbox.get()) is not None:
             try:

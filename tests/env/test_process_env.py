@@ -131,6 +131,11 @@ def test_errors_come_back_as_the_env_raises_them(cpu_problem, cpu_problem_dir: P
         with pytest.raises(CudaEnvError, match="worker process"):
             env.sandbox  # noqa: B018
         await env.aclose()
+        unknown = ProcessEnv("cpu-ad", source=str(cpu_problem_dir.parent))
+        for _ in range(2):  # the worker could not build it: still the same error, not another
+            with pytest.raises(ProblemNotFoundError, match="cpu-add"):
+                await unknown.areset()
+        unknown.close()
 
     asyncio.run(main())
 
@@ -252,3 +257,30 @@ def test_an_episode_goes_to_the_least_loaded_worker() -> None:
         assert {a.envs, b.envs} == {1}
     finally:
         pool.shutdown()
+
+
+def test_a_drop_that_overtakes_the_first_call_leaves_no_env(cpu_problem) -> None:
+    """A cancelled first call: its drop may run on another worker thread before the call
+    built the env; the env is then closed as soon as it is built, never kept."""
+    import pickle
+    import socket
+    from multiprocessing.connection import Connection
+
+    from cudaenv.env.worker_main import _Server
+
+    ours, theirs = socket.socketpair()
+    server, owner = _Server(Connection(theirs.detach()), 1), Connection(ours.detach())
+    ctor = pickle.dumps((pickle.dumps(cpu_problem), {}))
+    before = sandboxes_of({os.getpid()})
+    server.drop(7)
+    server.call(0, 7, "reset", pickle.dumps((ctor, (), {})))
+    call_id, data = owner.recv()
+    ok, err, state = pickle.loads(data)
+    assert call_id == 0 and not ok and "closed while" in str(err) and state is None
+    assert server.envs == {} and server.dropped == set()
+    assert sandboxes_of({os.getpid()}) <= before
+    server.call(1, 8, "reset", pickle.dumps((ctor, (), {})))  # no drop: it is built and kept
+    ok, (_obs, info), state = pickle.loads(owner.recv()[1])
+    assert ok and info["task_id"] == "cpu-add" and state.messages and 8 in server.envs
+    server.drop(8)
+    assert server.envs == {} and sandboxes_of({os.getpid()}) <= before
