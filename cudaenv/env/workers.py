@@ -123,6 +123,7 @@ class Worker:
                 ],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
+                stdout=_stderr_fd(),  # the owner's stdout may be a protocol (JSON lines, stdio)
                 env=env,
             )
         finally:
@@ -169,6 +170,14 @@ class Worker:
             pending, self._pending = list(self._pending.values()), {}
         for entry in pending:
             _resolve(entry, (False, WorkerError(why), None))
+
+
+def _stderr_fd() -> int:
+    """Where a worker's stray prints go: the owner's stderr, else nowhere."""
+    try:
+        return sys.__stderr__.fileno() if sys.__stderr__ is not None else subprocess.DEVNULL
+    except (OSError, ValueError):
+        return subprocess.DEVNULL
 
 
 def _resolve(entry: tuple[asyncio.AbstractEventLoop, asyncio.Future[Reply]], reply: Reply) -> None:

@@ -7,6 +7,7 @@ grading both in containers of the image, numba-cuda's simulator) scores 1 for th
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 
@@ -114,3 +115,25 @@ def test_benchmarks_in_an_image_use_the_images_profiler(eval_image: str) -> None
         with pytest.raises(GradingError, match="has no usable cudaenv profiler") as info:
             sandbox_profiler(box)
         assert "docker:" in str(info.value) and "CUDA" in str(info.value)
+
+
+def test_a_process_env_scores_one_in_the_eval_image(eval_image: str) -> None:
+    """The env in a worker process drives Docker sandboxes as CudaEnv does (agent and grading)."""
+    problem = cudaenv.load_suite("builtin")[PROBLEM]
+    assert problem.solution is not None
+
+    async def main() -> tuple:
+        env = cudaenv.ProcessEnv(PROBLEM, sandbox="docker", sandbox_options={"image": eval_image})
+        try:
+            await env.areset()
+            for f in problem.solution.files:
+                await env.astep(
+                    {"tool": "write_file", "args": {"path": f.path, "content": f.content}}
+                )
+            return await env.astep({"tool": "submit"})
+        finally:
+            await env.aclose()
+
+    _, reward, terminated, _, info = asyncio.run(main())
+    assert terminated and reward == 1.0, info.get("verdict")
+    assert info["trajectory"].verdict.passed is True
