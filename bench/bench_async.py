@@ -14,13 +14,16 @@ problem whose build and test commands are ``true`` (local sandbox). All sides ru
 steps with the same concurrency (``--workers`` threads for the runner; ``--episodes``
 concurrent episodes in the loop, bounded by ``CUDAENV_ASYNC_THREADS`` calls at once).
 
-Measured on a quiet 2-CPU host, 256 episodes. ``CudaEnv.astep`` (threads in the loop's
-process): 0.94-1.27x the threaded runner, worst stall 23-38 ms, p99 8-10 ms. The stall is
-the GIL (between subprocesses the pool threads run Python, and the loop waits behind them)
-and the OS (the loop's thread waits for a core behind the sandboxes' processes, 5-12 ms at
-worst here). ``ProcessEnv`` (the env in worker processes; the loop only queues requests and
-reads replies): 1.13-1.28x, worst 6.9-7.9 ms, p99 3.6-4.2 ms; the ticker with the same load
-in another process shows 6-8 ms at worst, so what is left is the OS's.
+Measured on a quiet 2-CPU host, 256 episodes, three runs back to back. ``CudaEnv.astep``
+(threads in the loop's process): 1.07-1.14x the threaded runner, worst stall 23-25 ms, p99
+5.7-6.2 ms; the stall is the GIL (between subprocesses the pool threads run Python, and the
+loop waits behind them). ``ProcessEnv`` (the env in worker processes; the loop only queues
+requests and reads replies): 1.12-1.17x, worst 7.0-9.4 ms, p99 3.7-4.0 ms. What is left is
+the OS: reading the loop thread's /proc schedstat around each tick, the worst ticks are 5-10
+ms of run-queue wait (the thread runnable, every core busy with workers and sandboxes) and
+under 1 ms of the loop's own CPU; starting all 256 episodes in one turn of the loop costs
+5.6 ms of it. Workers at nice +5 brought the worst to 5.7-6.8 ms, not adopted: the
+sandboxes, timed benchmark runs included, would inherit the lower priority.
 """
 
 from __future__ import annotations
