@@ -208,8 +208,12 @@ def test_32_concurrent_rollouts_leave_no_sandbox_or_process(source: str) -> None
 
 
 @pytest.mark.slow
-def test_vf_eval_cli_runs_the_plugin(source: str, tmp_path: Path) -> None:
-    """The README's command: ``vf-eval cudaenv-vf`` finds the plugin module and scores 1."""
+@pytest.mark.parametrize(
+    "flags", [[], ["--env.agent.harness.id", "cudaenv-vf", "--env.agent.harness.processes", "true"]]
+)
+def test_vf_eval_cli_runs_the_plugin(source: str, tmp_path: Path, flags: list[str]) -> None:
+    """The README's command: ``vf-eval cudaenv-vf`` finds the plugin module and scores 1
+    (and with episodes in worker processes)."""
     vf_eval = Path(sys.executable).with_name("vf-eval")
     if not vf_eval.exists():
         pytest.skip("vf-eval is not on this interpreter's bin dir")
@@ -218,7 +222,7 @@ def test_vf_eval_cli_runs_the_plugin(source: str, tmp_path: Path) -> None:
     with ScriptedServer(ORACLE) as srv:
         cmd = [str(vf_eval), "cudaenv-vf", "--env.taskset.source", source, "--model", "scripted"]
         cmd += ["--client.base-url", srv.base_url, "-n", "1", "-r", "1", "--no-push"]
-        cmd += ["--output-dir", str(tmp_path / "out")]
+        cmd += ["--output-dir", str(tmp_path / "out"), *flags]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     (traces,) = (tmp_path / "out").glob("*/traces.jsonl")
