@@ -6,6 +6,7 @@ import os
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,14 @@ def eval_cpu_image() -> str:
     image = os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest")
     need_image(image)
     return image
+
+
+def comparable_trajectory(traj: Any) -> dict[str, Any]:
+    """A trajectory without what varies between two runs of one script (wall times, the
+    verdict's details)."""
+    data = traj.model_dump(mode="json", exclude={"seconds"})
+    for step in data["steps"]:
+        step.pop("duration_s")
+    if traj.verdict is not None:
+        data["verdict"] = {k: data["verdict"][k] for k in ("passed", "compiled", "failure")}
+    return data

@@ -107,7 +107,7 @@ class ProcessEnv:
         self._messages: list[dict[str, Any]] = []
         self._done = True
         self._id = next(_ids)
-        self._ticket = next_ticket()
+        self._ticket = 0  # every areset takes the next one
         self._busy = False
 
     # ---------------------------------------------------------------- what is mirrored

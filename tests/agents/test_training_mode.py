@@ -23,7 +23,7 @@ from tests.agents.scripted_server import (
     tool_calls,
     with_reasoning,
 )
-from tests.conftest import CPU_SOLUTION
+from tests.conftest import CPU_SOLUTION, comparable_trajectory
 
 pytest.importorskip("openai")
 
@@ -162,16 +162,6 @@ def test_token_ids_read_from_logprob_tokens_when_no_token_ids() -> None:
     assert turn_from_response(body).completion_token_ids is None
 
 
-def _comparable(traj: Trajectory) -> dict[str, Any]:
-    """The trajectory without what varies between two runs of one script (wall times)."""
-    data = traj.model_dump(mode="json", exclude={"seconds"})
-    for step in data["steps"]:
-        step.pop("duration_s")
-    if traj.verdict is not None:
-        data["verdict"] = {k: data["verdict"][k] for k in ("passed", "compiled", "failure")}
-    return data
-
-
 async def arun_once(agent: Any, env: Any) -> Trajectory:
     try:
         return await agent.arun(env)
@@ -189,7 +179,7 @@ def test_async_variant_gives_the_sync_trajectory(cpu_problem, training: bool, en
         env = getattr(cudaenv, env_class)(cpu_problem)
         result = asyncio.run(arun_once(agent, env))
     assert sync.reward == result.reward == 1.0
-    assert _comparable(result) == _comparable(sync)
+    assert comparable_trajectory(result) == comparable_trajectory(sync)
     assert async_srv.requests == sync_srv.requests
     assert len(result.turns) == (len(MIXED) if training else 0)
 

@@ -19,7 +19,7 @@ from cudaenv.env import workers
 from cudaenv.env.process_env import ProcessEnv
 from cudaenv.errors import CudaEnvError, ProblemNotFoundError, SpecError, WorkerError
 from cudaenv.problems import load_suite
-from tests.conftest import CPU_SOLUTION, descendants
+from tests.conftest import CPU_SOLUTION, comparable_trajectory, descendants
 
 WRITE = {"tool": "write_file", "args": {"path": "solution.cpp", "content": CPU_SOLUTION}}
 SANDBOXES = Path(tempfile.gettempdir()).resolve() / "cudaenv-sandboxes"
@@ -100,17 +100,9 @@ def test_it_mirrors_the_env_call_for_call(cpu_problem) -> None:
 
     env, info = asyncio.run(main())
     assert env.trajectory is info["trajectory"]  # the final record is the info's
-    assert _comparable(env.trajectory) == _comparable(local.trajectory)
+    assert comparable_trajectory(env.trajectory) == comparable_trajectory(local.trajectory)
     assert env.trajectory.reward == 1.0
     local.close()
-
-
-def _comparable(traj) -> dict:
-    data = traj.model_dump(mode="json", exclude={"seconds"})
-    for step in data["steps"]:
-        step.pop("duration_s")
-    data["verdict"] = {k: data["verdict"][k] for k in ("passed", "compiled", "failure")}
-    return data
 
 
 def test_errors_come_back_as_the_env_raises_them(cpu_problem, cpu_problem_dir: Path) -> None:
