@@ -148,6 +148,16 @@ def _sol_row(problem: Problem, verdict: Any) -> dict[str, Any]:
     }
 
 
+def missing_sol(problem: Problem, row: dict[str, Any]) -> str | None:
+    """The gate's rule: every benchmarked problem gets a speed-of-light fraction (its
+    ``metadata.work`` on a device the table knows); a timed reference without one fails."""
+    if not problem.has_benchmark or row.get("sol_fraction") is not None:
+        return None
+    if sol.work_of(problem) is None:
+        return "benchmarked without metadata.work: no speed of light"
+    return "no speed-of-light fraction (device not in the peaks table, or the reference untimed)"
+
+
 def stage_validate(gate: Gate, cap: float, suite: list[Problem], workers: int, rounds: int):
     from cudaenv.grading.release_gate import validate_problem
     from cudaenv.sandbox.base import declare_workers
@@ -167,6 +177,8 @@ def stage_validate(gate: Gate, cap: float, suite: list[Problem], workers: int, r
             item = {"task_id": p.task_id, "ok": row.ok, "problem": row.problem}
             item |= {"speedup": row.speedup, **_sol_row(p, ref)}
             item["ok"] = item["ok"] and not item.get("sol_issues")
+            if why := missing_sol(p, item):
+                item["ok"], item["problem"] = False, "; ".join(filter(None, [item["problem"], why]))
         gate.record("validate", item)
         if not item["ok"]:
             bad.append(p.task_id)
