@@ -402,6 +402,8 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
             files = self.workspace_solution()
         except SandboxError as exc:
             return masked(f"could not collect the workspace: {exc}")
+        if self.trajectory is not None:  # what is graded, kept: a run can be graded again
+            self.trajectory.solution_files = files
         # escape: close the agent's sandbox before grading, so nothing it left running (a
         # process rewriting files, a CPU or GPU hog slowing the baseline's timing) outlives the
         # episode into the grading window
