@@ -13,7 +13,7 @@ from types import ModuleType
 import typer
 from typer.core import TyperCommand
 
-from cudaenv.cli import catalog, generate, grading, interop, redteam
+from cudaenv.cli import catalog, generate, grading, interop, redteam, report
 from cudaenv.cli import eval as evaluation
 from cudaenv.cli.common import OneLineCommand, err_console
 
@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     catalog,  # list, show, pack
     evaluation,  # eval
     grading,  # grade, validate, baseline
+    report,  # report, compare
     interop,  # export-harbor
     redteam,  # redteam
     generate,  # generate
