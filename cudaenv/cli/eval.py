@@ -54,8 +54,7 @@ if TYPE_CHECKING:
     from cudaenv.agents.sampling import Sampling
     from cudaenv.cluster.session import ClusterRun
     from cudaenv.problems.model import Problem
-    from cudaenv.rollout.episode import EpisodeResult, Job
-    from cudaenv.rollout.manifest import RunManifest
+    from cudaenv.rollout.episode import EpisodeResult
 
 MODEL_AGENTS = ("openai", "claude-code", "opencode")  # agents that talk to a model
 GATEWAY_AGENTS = ("claude-code", "opencode")  # CLIs whose calls go through the model gateway
@@ -147,66 +146,6 @@ def _plot_speedups(rows: list[Any], path: Path) -> str:
     from cudaenv.evaluation.plots import speedup_plot
 
     return speedup_plot([r.verdict for r in rows], path)
-
-
-def _repair_jobs(run_dir: Path, problems: list[Problem], attempts: int) -> tuple[list[Job], dict]:
-    """The repair episodes of ``--mode repair --from RUN`` over the selected problems, and
-    what the summary says about where they came from."""
-    from cudaenv.rollout.rundir import RunDir, repair_jobs
-
-    run = RunDir(run_dir)
-    failed, missing = run.failed_samples()
-    by_id = {p.task_id: p for p in problems}
-    stored = run.manifest.problems if run.manifest is not None else {}
-    for sample in failed:
-        p = by_id.get(sample.task_id)
-        if p is not None and stored.get(p.task_id, p.content_hash()) != p.content_hash():
-            raise SpecError(
-                f"problem {p.task_id} changed since {run_dir} ran it (content hash); repair it "
-                "against the same problems (--source)",
-                field="from",
-            )
-    jobs = repair_jobs(failed, by_id, attempts)
-    info = {
-        "from": str(run_dir),
-        "failed_samples": len(failed),
-        "failed_without_files": missing,
-        "repaired_samples": len({j.origin for j in jobs}),
-    }
-    return jobs, info
-
-
-def _manifest(
-    agent_obj: Any,
-    agent: str,
-    sampling: Sampling | None,
-    env_options: dict[str, Any],
-    problems: list[Problem],
-    window: tuple[str | None, str | None],
-    repair_from: Path | None,
-) -> RunManifest:
-    """What this run is, for ``run.json`` (resolved values: the agent's own defaults too)."""
-    from cudaenv import __version__
-    from cudaenv.rollout.manifest import RunManifest
-    from cudaenv.sandbox import sandbox_options as resolved
-
-    box = resolved(env_options["sandbox"], env_options.get("sandbox_options"))
-    return RunManifest(
-        cudaenv_version=__version__,
-        agent=agent,
-        model=getattr(agent_obj, "model", None) if agent in MODEL_AGENTS else None,
-        base_url=getattr(agent_obj, "base_url", None),
-        sampling=sampling,
-        max_turns=getattr(agent_obj, "max_turns", None) if agent in MODEL_AGENTS else None,
-        max_steps=env_options["max_steps"],
-        mode=env_options["mode"],
-        source=env_options["source"],
-        problems={p.task_id: p.content_hash() for p in problems},
-        sandbox=box.model_dump(mode="json"),
-        repair_from=str(repair_from) if repair_from is not None else None,
-        since=window[0],
-        until=window[1],
-    )
 
 
 def _on_cluster(
@@ -325,8 +264,8 @@ def eval_cmd(
     from cudaenv.grading.summary import summarise
     from cudaenv.rollout import ResultStore, latest_results, run_episodes
     from cudaenv.rollout.episode import resolve_agent
-    from cudaenv.rollout.manifest import check_resume, write_manifest
-    from cudaenv.rollout.rundir import RunDir, graded_rows
+    from cudaenv.rollout.manifest import build_manifest, check_resume, write_manifest
+    from cudaenv.rollout.rundir import RunDir, graded_rows, repair_plan
     from cudaenv.rollout.store import claim_dir
     from cudaenv.sandbox import preflight
 
@@ -363,7 +302,7 @@ def eval_cmd(
     work: list[Any] = problems
     repair: dict[str, Any] | None = None
     if repair_from is not None:
-        work, repair = _repair_jobs(repair_from, problems, attempts)
+        work, repair = repair_plan(repair_from, problems, attempts)
         if not work:
             raise SpecError(f"{repair_from} has no failed samples with stored files to repair")
     if sampling is not None and sampling.greedy and max(ks) > 1:
@@ -382,7 +321,9 @@ def eval_cmd(
     else:
         planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
     window = (since, until)
-    manifest = _manifest(agent_obj, agent, sampling, env_options, problems, window, repair_from)
+    manifest = build_manifest(
+        agent, agent_obj, sampling, env_options, problems, window, repair_from
+    )
     claim = claim_dir(out)  # writable and ours (one line, exit 2 if not) before any episode
     store = ResultStore(out, "results")
     stored = next(iter(store.records()), None) is not None

@@ -20,14 +20,18 @@ import contextlib
 import json
 import os
 import threading
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cudaenv.agents.sampling import Sampling
 from cudaenv.errors import OutDirError, SpecError
+
+if TYPE_CHECKING:
+    from cudaenv.problems.model import Problem
 
 __all__ = [
     "COMPARED",
@@ -35,6 +39,7 @@ __all__ = [
     "ManifestMismatchError",
     "ResumeRecord",
     "RunManifest",
+    "build_manifest",
     "check_resume",
     "differences",
     "read_manifest",
@@ -198,4 +203,38 @@ def check_resume(
             "problems": {**stored.problems, **new.problems},
             "history": [*stored.history, record],
         }
+    )
+
+
+def build_manifest(
+    agent: str,
+    agent_obj: Any,
+    sampling: Sampling | None,
+    env_options: Mapping[str, Any],
+    problems: Iterable[Problem],
+    window: tuple[str | None, str | None] = (None, None),
+    repair_from: Path | None = None,
+) -> RunManifest:
+    """The manifest of a run of ``agent`` (its resolved object supplies its own defaults:
+    model, base URL, turn limit) with these env options over ``problems``; the sandbox's
+    options resolved with their defaults."""
+    from cudaenv import __version__
+    from cudaenv.sandbox import sandbox_options
+
+    box = sandbox_options(env_options["sandbox"], env_options.get("sandbox_options"))
+    return RunManifest(
+        cudaenv_version=__version__,
+        agent=agent,
+        model=getattr(agent_obj, "model", None),
+        base_url=getattr(agent_obj, "base_url", None),
+        sampling=sampling,
+        max_turns=getattr(agent_obj, "max_turns", None),
+        max_steps=env_options["max_steps"],
+        mode=env_options["mode"],
+        source=env_options["source"],
+        problems={p.task_id: p.content_hash() for p in problems},
+        sandbox=box.model_dump(mode="json"),
+        repair_from=str(repair_from) if repair_from is not None else None,
+        since=window[0],
+        until=window[1],
     )

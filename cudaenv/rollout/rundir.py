@@ -10,12 +10,12 @@ back as the same rows here, so ``report`` and ``compare`` take either.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cudaenv.errors import SourceNotFoundError
+from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.grading.summary import Graded
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem, Solution, SourceFile
@@ -23,7 +23,7 @@ from cudaenv.rollout.episode import Job
 from cudaenv.rollout.manifest import RunManifest, read_manifest
 from cudaenv.rollout.store import ResultStore
 
-__all__ = ["FailedSample", "RunDir", "graded_rows", "is_run_dir", "repair_jobs"]
+__all__ = ["FailedSample", "RunDir", "graded_rows", "is_run_dir", "repair_jobs", "repair_plan"]
 
 
 def is_run_dir(path: Path) -> bool:
@@ -177,3 +177,31 @@ def repair_jobs(
             counts[sample.task_id] = n + 1
             jobs.append(Job(problem=problem, attempt=n, env_options=options, origin=sample.key))
     return jobs
+
+
+def repair_plan(
+    run_dir: Path, problems: Sequence[Problem], attempts: int
+) -> tuple[list[Job], dict[str, Any]]:
+    """``eval --mode repair --from RUN``: the repair episodes of RUN's failed samples among
+    ``problems`` (:func:`repair_jobs`), and what the summary records about them. A problem
+    whose content changed since RUN graded it is a SpecError: its failure is another's."""
+    run = RunDir(run_dir)
+    failed, missing = run.failed_samples()
+    by_id = {p.task_id: p for p in problems}
+    stored = run.manifest.problems if run.manifest is not None else {}
+    for sample in failed:
+        p = by_id.get(sample.task_id)
+        if p is not None and stored.get(p.task_id, p.content_hash()) != p.content_hash():
+            raise SpecError(
+                f"problem {p.task_id} changed since {run_dir} ran it (content hash); repair it "
+                "against the same problems (--source)",
+                field="from",
+            )
+    jobs = repair_jobs(failed, by_id, attempts)
+    info = {
+        "from": str(run_dir),
+        "failed_samples": len(failed),
+        "failed_without_files": missing,
+        "repaired_samples": len({j.origin for j in jobs}),
+    }
+    return jobs, info
