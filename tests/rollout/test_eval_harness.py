@@ -294,3 +294,17 @@ def test_a_missing_image_stops_before_any_work(suite: Path, tmp_path: Path) -> N
     assert res.exit_code == 2, res.output
     assert "cudaenv-no-such-image:never" in res.output and "Traceback" not in res.output
     assert not out.exists()
+
+
+def test_report_compare_and_grade_errors_are_one_line(suite: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-run"
+    for args, message in [
+        (["report", str(missing)], "is not a run directory"),
+        (["compare", str(suite), str(missing)], "is not a run directory"),
+        (["report", str(suite), "--k", "two"], "is not a run directory"),
+        (["grade", str(missing), "--k", "0"], "--k values must be >= 1"),
+        (["grade", str(missing), "--mode", "fast"], "unknown mode 'fast'"),
+    ]:
+        res = _cli(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert message in res.output and len(res.output.strip().splitlines()) == 1, args
