@@ -234,7 +234,7 @@ def build_manifest(
         source=env_options["source"],
         problems={p.task_id: p.content_hash() for p in problems},
         sandbox=box.model_dump(mode="json"),
-        repair_from=str(repair_from) if repair_from is not None else None,
+        repair_from=os.path.abspath(repair_from) if repair_from is not None else None,
         since=window[0],
         until=window[1],
     )
