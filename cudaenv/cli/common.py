@@ -22,7 +22,7 @@ from typer.core import TyperCommand
 
 from cudaenv.errors import CudaEnvError, SpecError
 from cudaenv.problems.model import MODES
-from cudaenv.sandbox import BACKENDS, check_isolation
+from cudaenv.sandbox import BACKENDS, check_isolation, preflight
 
 if TYPE_CHECKING:
     from cudaenv.problems.suite import Suite
@@ -161,8 +161,9 @@ def sandbox_options(
 ) -> dict[str, object]:
     """Options for the sandbox from the CLI: --image/--gpus (docker), --isolation (local).
 
-    The backend name is checked, and so is the local sandbox's isolation, so a host where it
-    cannot work fails in one line before any work is done.
+    The backend name is checked, and so are the local sandbox's isolation and the backend's
+    preflight (the Docker engine answers and has the image), so a host where it cannot work
+    fails in one line before any work is done.
     """
     check_backend(sandbox)
     opts: dict[str, object] = {}
@@ -178,6 +179,7 @@ def sandbox_options(
         check_isolation(isolation or "bubblewrap")
         if isolation is not None:
             opts["isolation"] = isolation
+    preflight(sandbox, **opts)  # e.g. a Docker image the engine does not have: one line now
     return opts
 
 

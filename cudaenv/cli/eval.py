@@ -267,7 +267,6 @@ def eval_cmd(
     from cudaenv.rollout.manifest import build_manifest, check_resume, write_manifest
     from cudaenv.rollout.rundir import RunDir, graded_rows, repair_plan
     from cudaenv.rollout.store import claim_dir
-    from cudaenv.sandbox import preflight
 
     check_mode(mode)
     if (mode == "repair") != (repair_from is not None):
@@ -315,7 +314,6 @@ def eval_cmd(
     env_options = {"mode": mode, "sandbox": sandbox, "source": source, "max_steps": max_steps}
     if box_options:
         env_options["sandbox_options"] = box_options
-    preflight(sandbox, **box_options)  # e.g. a missing image: one line, before any work
     if repair_from is not None:
         planned = {f"{j.problem.task_id}#{j.attempt}" for j in work}
     else:

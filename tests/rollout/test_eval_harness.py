@@ -308,3 +308,46 @@ def test_report_compare_and_grade_errors_are_one_line(suite: Path, tmp_path: Pat
         res = _cli(*args)
         assert res.exit_code == 2, (args, res.output)
         assert message in res.output and len(res.output.strip().splitlines()) == 1, args
+
+
+def _optimize_run(out: Path, speedups: dict[str, list[float]]) -> Path:
+    """An optimize-mode run directory as eval writes it, its verdicts carrying the speedups a
+    GPU grading measures (injected: no GPU here)."""
+    from cudaenv.grading.verdict import Verdict
+    from cudaenv.rollout.episode import EpisodeResult
+    from cudaenv.rollout.manifest import RunManifest, write_manifest
+
+    store = ResultStore(out, "results")
+    for task, values in speedups.items():
+        for a, s in enumerate(values):
+            verdict = Verdict(task_id=task, mode="optimize", passed=True, compiled=True, speedup=s)
+            store.append(
+                EpisodeResult(
+                    key=f"{task}#{a}",
+                    task_id=task,
+                    group="cuda-kernels",
+                    attempt=a,
+                    verdict=verdict,
+                ).record()
+            )
+    manifest = RunManifest(
+        cudaenv_version="0", agent="oracle", max_steps=50, mode="optimize", source="builtin"
+    )
+    write_manifest(out, manifest)
+    return out
+
+
+def test_optimize_reports_speedups_and_compare_gives_their_ratio(tmp_path: Path) -> None:
+    a = _optimize_run(tmp_path / "a", {"t1": [1.0, 2.0, 3.0], "t2": [4.0, 4.0, 4.0]})
+    b = _optimize_run(tmp_path / "b", {"t1": [4.0, 4.0, 4.0], "t2": [8.0, 8.0, 8.0]})
+    res = _cli("report", str(a))
+    assert res.exit_code == 0, res.output
+    md = (a / "report" / "report.md").read_text()
+    assert "## Speedups" in md and "| geomean |" in md and "| median | 3.500 |" in md
+    assert "| t1 | cuda-kernels | 3 | 3 | 3 | 1.000 | 2.00x |" in md  # per-problem median
+    assert (a / "report" / "speedup.png").read_bytes()[:4] == b"\x89PNG"
+    out = tmp_path / "cmp.md"
+    assert _cli("compare", str(a), str(b), "--out", str(out)).exit_code == 0
+    ratio = json.loads(out.with_suffix(".json").read_text())["speedup_ratio"]
+    assert ratio["value"] == pytest.approx(2.0) and ratio["problems"] == 2  # 4/2 and 8/4
+    assert "Speedup, B over A" in out.read_text()
