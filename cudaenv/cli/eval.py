@@ -36,6 +36,7 @@ from cudaenv.cli.common import (
     console,
     err_console,
     friendly,
+    parse_day,
     parse_ks,
     sandbox_options,
     selected,
@@ -318,7 +319,7 @@ def eval_cmd(
         planned = {f"{j.problem.task_id}#{j.attempt}" for j in work}
     else:
         planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
-    window = (since, until)
+    window = (parse_day("--since", since), parse_day("--until", until))
     manifest = build_manifest(
         agent, agent_obj, sampling, env_options, problems, window, repair_from
     )
@@ -385,8 +386,8 @@ def eval_cmd(
             "status_counts": statuses,
             "interrupted": bool(stop["signals"]),
             "cost": _run_cost(out, planned),
-            "since": manifest.since,
-            "until": manifest.until,
+            "since": window[0],
+            "until": window[1],
             "sampling": sampling.model_dump() if sampling is not None else None,
             "forced": any(r.forced for r in manifest.history),
         }
