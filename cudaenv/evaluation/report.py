@@ -63,6 +63,9 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
 def _settings(run: RunDir, rows: Sequence[Graded]) -> list[str]:
     m = run.manifest
     if m is None:
+        source = run.summary().get("regraded_from")
+        if source:
+            return [f"A re-grade of `{source}` (its settings: `{source}/run.json`).", ""]
         return [f"No run.json in {run.path}: the settings of this run are unknown.", ""]
     sampling = m.sampling.model_dump(exclude_none=True) if m.sampling else "(no model)"
     box = {k: m.sandbox[k] for k in ("backend", "image", "isolation") if k in m.sandbox}

@@ -10,6 +10,7 @@ back as the same rows here, so ``report`` and ``compare`` take either.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,14 @@ class RunDir:
             if verdict.get("mode"):
                 return str(verdict["mode"])
         return "solve"
+
+    def summary(self) -> dict[str, Any]:
+        """``summary.json`` (empty if there is none yet or it cannot be read)."""
+        try:
+            data = json.loads((self.path / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
     def latest(self) -> dict[str, dict[str, Any]]:
         """The last record per key (a resume may have replaced an infrastructure fault)."""

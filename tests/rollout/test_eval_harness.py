@@ -180,6 +180,8 @@ def test_grade_regrades_a_run_directory(suite: Path, failed_run: Path) -> None:
         assert row["verdict"]["reason"] == original[key]["verdict"]["reason"]
     summary = json.loads((regraded / "summary.json").read_text())
     assert summary["regraded_from"] == str(failed_run) and summary["pass_at_k"]["pass@1"] == 0.0
+    assert _cli("report", str(regraded)).exit_code == 0
+    assert f"A re-grade of `{failed_run}`" in (regraded / "report" / "report.md").read_text()
     window = _cli("grade", str(failed_run), "--until", "2000-01-01", "--out", str(failed_run / "w"))
     assert window.exit_code == 0, window.output
     assert json.loads((failed_run / "w" / "summary.json").read_text())["samples"] == 0
