@@ -111,3 +111,9 @@ class MissingExtraError(CudaEnvError, ImportError):
         super().__init__(
             f"{module!r} is not installed; install it with: pip install 'cudaenv[{extra}]'"
         )
+
+
+class TrajectoryPrefixError(CudaEnvError, ValueError):
+    """A trajectory cannot become one training sample: a turn's prompt does not extend the
+    previous turn's prompt and completion (the history was rewritten, or the chat template
+    renders a past reply differently), or its token data is missing."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cudaenv.agents.base import finish_trajectory
-from cudaenv.agents.turns import assistant_message, response_dict, turn_from_response
+from cudaenv.agents.turns import assistant_message, turn_from_response
 
 if TYPE_CHECKING:
     from cudaenv.agents.openai_agent import OpenAIAgent
@@ -63,13 +63,11 @@ class Episode:
         # recorded live, so a crash later still shows the spend
         traj = finish_trajectory(self.env, self.agent.name, self.usage)
         msg = resp.choices[0].message
-        if self.agent.training:
-            turn = turn_from_response(resp)
-            traj.turns.append(turn)
-            raw = turn.message
-        else:
-            raw = (response_dict(resp).get("choices") or [{}])[0].get("message") or {}
-        self.messages.append(assistant_message(raw, keep_reasoning=self.agent.training))
+        # every reply as returned (its text and reasoning too); token ids in training mode
+        turn = turn_from_response(resp)
+        traj.turns.append(turn)
+        traj.messages = self.messages
+        self.messages.append(assistant_message(turn.message, keep_reasoning=self.agent.training))
         calls = [c for c in msg.tool_calls or [] if getattr(c, "function", None) is not None]
         if not calls:
             self.messages.append({"role": "user", "content": NUDGE})
@@ -89,5 +87,7 @@ class Episode:
         return not self.done
 
     def finish(self) -> Trajectory:
-        """The trajectory with the agent's name and usage."""
-        return finish_trajectory(self.env, self.agent.name, self.usage)
+        """The trajectory with the agent's name, usage and conversation."""
+        traj = finish_trajectory(self.env, self.agent.name, self.usage)
+        traj.messages = [{k: v for k, v in m.items() if k[0] != "_"} for m in self.messages]
+        return traj

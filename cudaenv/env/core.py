@@ -17,7 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from cudaenv.env.actions_text import parse_reply
+from cudaenv.env.actions_text import ActionSpace, parse_reply
 from cudaenv.env.aio import Offloader
 from cudaenv.env.external import ExternalDriving, Instruction
 from cudaenv.env.info import terminal_info
@@ -37,6 +37,7 @@ from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Mode, Problem, Solution, SourceFile
 from cudaenv.problems.suite import Suite
 from cudaenv.sandbox import make_sandbox
+from cudaenv.sandbox import sandbox_options as check_sandbox_options
 from cudaenv.sandbox.base import Sandbox
 
 RESET_OPTIONS = frozenset({"task_id", "mode"})
@@ -117,10 +118,12 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         self.grader: Grader = grade_here if grader is None else grader
         self._sandbox_spec = sandbox
         self._sandbox_options = dict(sandbox_options or {})
+        if isinstance(sandbox, str):  # a typo in an option fails here, naming it, not at reset
+            check_sandbox_options(sandbox, self._sandbox_options)
         self._grading_sandbox = grading_sandbox or sandbox
         self._repair_verdict = repair_verdict
         self.observation_space = text_space(MAX_OBS_CHARS + 200, 0)
-        self.action_space = text_space(MAX_ACTION_CHARS, 1)
+        self.action_space = text_space(MAX_ACTION_CHARS, 1, ActionSpace)
         self._sandbox: Sandbox | None = None
         self._done = True
         self.trajectory: Trajectory | None = None
@@ -402,6 +405,8 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
             files = self.workspace_solution()
         except SandboxError as exc:
             return masked(f"could not collect the workspace: {exc}")
+        if self.trajectory is not None:  # what is graded, kept: a run can be graded again
+            self.trajectory.solution_files = files
         # escape: close the agent's sandbox before grading, so nothing it left running (a
         # process rewriting files, a CPU or GPU hog slowing the baseline's timing) outlives the
         # episode into the grading window

@@ -77,11 +77,22 @@ def register_suite(suite: Suite, *, override: bool = False) -> list[str]:
     return [_register(p.task_id, suite.source, p, override=override) for p in suite]
 
 
+def _spec(eid: str, entry_point: str, kwargs: dict[str, Any]) -> gym.envs.registration.EnvSpec:
+    """The spec ``gymnasium.make`` would have set: the id, entry point and these kwargs."""
+    from gymnasium.envs.registration import EnvSpec
+
+    return EnvSpec(id=eid, entry_point=entry_point, kwargs=kwargs, disable_env_checker=True)
+
+
 def make(problem: Problem | str, *, source: str = "builtin", **options: Any) -> Any:
-    """Make a CudaEnv for a problem (object or task_id in ``source``)."""
+    """Make a CudaEnv for a problem (object or task_id in ``source``); its ``spec`` is the
+    one ``gymnasium.make`` gives (``spec.id`` is :func:`env_id` of the task)."""
     from cudaenv.env.core import CudaEnv
 
-    return CudaEnv(problem, source=source, **options)
+    env = CudaEnv(problem, source=source, **options)
+    kwargs = {"problem": problem, "source": source, **options}
+    env.spec = _spec(env_id(env.problem.task_id), ENTRY_POINT, kwargs)
+    return env
 
 
 def make_suite(
@@ -95,4 +106,7 @@ def make_suite(
     """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset."""
     from cudaenv.env.suite import SuiteEnv
 
-    return SuiteEnv(source, ids=ids, groups=groups, mode=mode, **options)
+    env = SuiteEnv(source, ids=ids, groups=groups, mode=mode, **options)
+    kwargs = {"source": source, "ids": ids, "groups": groups, "mode": mode, **options}
+    env.spec = _spec(SUITE_ID, SUITE_ENTRY_POINT, kwargs)
+    return env

@@ -19,15 +19,15 @@ the trace), a per-rollout ``Runtime``, and ``Task`` rewards. Here:
   instead of training on a 0.
 - :class:`CudaVfEnv` is the single-agent env with that runtime as its default.
 
-verifiers finds plugins by importing the taskset id as a top-level module: the id is
-``cudaenv-vf`` (module ``cudaenv_vf``), which :func:`load_environment` aliases to this
-module and ``environments/cudaenv_vf`` installs for ``vf-eval`` (see the README).
+verifiers finds plugins by importing the taskset id as a top-level module and taking the
+classes its ``__all__`` exports: the id is ``cudaenv``, the package itself, whose ``__all__``
+names :class:`CudaTaskset`, :class:`CudaHarness` and :class:`CudaVfEnv` wherever verifiers
+is installed. So ``pip install 'cudaenv[verifiers]'`` is all ``vf-eval cudaenv`` needs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -62,9 +62,8 @@ __all__ = [
     "load_environment",
 ]
 
-#: the taskset id verifiers resolves (module ``cudaenv_vf``)
-TASKSET_ID = "cudaenv-vf"
-MODULE = "cudaenv_vf"
+#: the taskset (and harness) id verifiers resolves: the module ``cudaenv``
+TASKSET_ID = "cudaenv"
 #: env options that are Python objects (a sandbox factory, a reward callable) cannot ride
 #: a pydantic config; load_environment keeps them here, the config names them by key
 _OPTIONS: dict[str, dict[str, Any]] = {}
@@ -239,7 +238,7 @@ def load_environment(
     processes: bool = False,
     **env_options: Any,
 ) -> CudaVfEnv:
-    """The verifiers v1 env over cudaenv problems, as ``vf-eval cudaenv-vf`` builds it.
+    """The verifiers v1 env over cudaenv problems, as ``vf-eval cudaenv`` builds it.
 
     ``max_steps`` is the env's step budget; ``max_turns`` verifiers' own turn cap (a refused
     turn ends the episode, graded as it stands). ``processes`` runs each episode's env in a
@@ -264,7 +263,6 @@ def load_environment(
         from cudaenv.env.process_env import check_picklable
 
         check_picklable(env_options)  # now, not in every rollout
-    sys.modules.setdefault(MODULE, sys.modules[__name__])  # the taskset id's module
     harness: dict[str, Any] = {"id": TASKSET_ID, "max_steps": max_steps, "processes": processes}
     for key in ("sandbox", "max_tokens", "reward"):  # plain values ride the config
         if key in env_options and isinstance(env_options[key], str | int | None):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -51,6 +51,9 @@ class EpisodeResult(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
     trajectory_path: str | None = None
     worker: str | None = None
+    origin: str | None = Field(
+        default=None, description="repair mode: the key of the failed sample it started from"
+    )
     trajectory: Trajectory | None = Field(default=None, exclude=True)
 
     @property
@@ -64,11 +67,17 @@ class EpisodeResult(BaseModel):
 
 @dataclass
 class Job:
-    """One episode to run; ``tries`` counts restarts after a worker died under it."""
+    """One episode to run; ``tries`` counts restarts after a worker died under it.
+
+    ``env_options`` are this episode's own env options, over the run's (repair mode: the
+    failing solution and its verdict); ``origin`` is recorded in its result.
+    """
 
     problem: Problem
     attempt: int
     tries: int = 0
+    env_options: dict[str, Any] = field(default_factory=dict)
+    origin: str | None = None
 
     @property
     def key(self) -> str:
@@ -124,7 +133,7 @@ def run_job(
     traj: Trajectory | None = None
     try:
         if env is None:
-            env = cudaenv.make(problem, **dict(env_options))
+            env = cudaenv.make(problem, **{**env_options, **job.env_options})
         traj = agent.run(env, seed=job.attempt)
     except AgentError as exc:
         status, error = "agent_error", _describe(exc)
@@ -154,6 +163,7 @@ def run_job(
         seconds=round(time.perf_counter() - started, 4),
         usage=dict(traj.usage) if traj is not None else {},
         worker=worker,
+        origin=job.origin,
         trajectory=traj,
     )
 
@@ -171,4 +181,5 @@ def infrastructure_result(
         error=error,
         seconds=seconds,
         worker=worker,
+        origin=job.origin,
     )

@@ -34,6 +34,7 @@ __all__ = [
     "gpu_access",
     "make_sandbox",
     "pid_alive",
+    "preflight",
     "proc_start",
     "reap_orphans",
     "sandbox_options",
@@ -113,6 +114,13 @@ def reap_orphans() -> None:
         from cudaenv.sandbox.docker import reap_orphans as reap_containers
 
         reap_containers()
+
+
+def preflight(backend: str, **options: Any) -> None:
+    """Check that sandboxes of ``backend`` with ``options`` can start here, without making
+    one (:meth:`Sandbox.preflight`: e.g. the Docker engine answers and has the image);
+    SandboxError saying what is missing."""
+    _backend_class(backend).preflight(options)
 
 
 def gpu_access(backend: str, **options: Any) -> bool:

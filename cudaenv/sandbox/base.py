@@ -157,6 +157,13 @@ class Sandbox(ABC):
         one): the host's devices are visible by default."""
         return True
 
+    @classmethod
+    def preflight(cls, options: Mapping[str, object]) -> None:
+        """Check, before a run starts any work, that sandboxes made with ``options`` can
+        start here (a backend's engine answers, its image exists); SandboxError saying what
+        is missing. Nothing to check by default."""
+        return None
+
     @property
     def gpu_access(self) -> bool:
         """Whether commands here can reach the host's GPUs (the grader skips GPU stages, as

@@ -43,6 +43,7 @@ from cudaenv.sandbox._docker_engine import (
     LABEL_POOL,
     LABEL_RUN_DIR,
     docker_client,
+    ensure_image,
     owner_labels,
     reap_orphans,
     reap_orphans_once,
@@ -142,6 +143,13 @@ class DockerSandbox(Sandbox):
     @classmethod
     def gpu_access_for(cls, options: Mapping[str, object]) -> bool:
         return DockerOptions.requests_gpus(options.get("gpus"))  # type: ignore[arg-type]
+
+    @classmethod
+    def preflight(cls, options: Mapping[str, object]) -> None:
+        """The engine answers and holds the image (pulled if it can be): a run stops before
+        its first episode instead of recording every one as an infrastructure fault."""
+        opts = validated(DockerOptions, dict(options))
+        ensure_image(docker_client(opts.base_url), opts.image)
 
     @property
     def gpu_access(self) -> bool:
