@@ -86,7 +86,16 @@ def _spec(eid: str, entry_point: str, kwargs: dict[str, Any]) -> gym.envs.regist
 
 def make(problem: Problem | str, *, source: str = "builtin", **options: Any) -> Any:
     """Make a CudaEnv for a problem (object or task_id in ``source``); its ``spec`` is the
-    one ``gymnasium.make`` gives (``spec.id`` is :func:`env_id` of the task)."""
+    one ``gymnasium.make`` gives (``spec.id`` is :func:`env_id` of the task). For a question
+    (a :class:`~cudaenv.questions.model.Question`, or a task_id of a question source) a
+    :class:`~cudaenv.questions.env.QuestionEnv`."""
+    from cudaenv.questions.model import Question
+    from cudaenv.questions.source import is_question_source
+
+    if isinstance(problem, Question) or (isinstance(problem, str) and is_question_source(source)):
+        from cudaenv.questions.env import QuestionEnv
+
+        return QuestionEnv(problem, source=source, **options)
     from cudaenv.env.core import CudaEnv
 
     env = CudaEnv(problem, source=source, **options)
