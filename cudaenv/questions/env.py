@@ -122,7 +122,8 @@ class QuestionEnv(gym.Env[str, str]):
 
     Args:
         question: a :class:`Question`, or a task_id looked up in ``source``.
-        source: where task ids are looked up (a ``questions:...`` string or a datapack).
+        source: where task ids are looked up (a ``questions:...`` string, a datapack, or a
+            QuestionSuite).
         mode: "answer" ("solve", every driver's default mode, is taken to mean it).
         prompt_style: "direct" (the answer only) or "cot" (reason first, then answer).
         Other CudaEnv options (``sandbox``, ``max_steps``...) are accepted and unused.
@@ -130,12 +131,14 @@ class QuestionEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, question: Question | str, *, source: str = "questions", mode: str = "answer",
+    def __init__(self, question: Question | str, *, source: Any = "questions", mode: str = "answer",
                  prompt_style: str = "direct", render_mode: str | None = None, **options: Any) -> None:  # fmt: skip
         if unknown := sorted(set(options) - IGNORED_OPTIONS):
             raise SpecError(f"unknown QuestionEnv option(s) {unknown}", field="options")
-        self.source = source
         self._suite: Any = None
+        if not isinstance(source, str):  # a QuestionSuite: task ids are looked up in it
+            self._suite, source = source, source.source
+        self.source = source
         self.question = self._lookup(question) if isinstance(question, str) else question
         self.mode = self._check_mode(mode)
         self.prompt_style = self._check_style(prompt_style)
