@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cudaenv.questions import mutants_moves
 from cudaenv.questions import semantics as sem
 from cudaenv.questions.adapter import (
     Rendered,
@@ -25,29 +26,15 @@ from cudaenv.questions.adapter import (
     wrong_boundary,
 )
 from cudaenv.questions.cases import Case, dtype_of
+from cudaenv.questions.mutant_base import initial, typed, with_params
 
 Model = Callable[[Rendered, Case], "np.ndarray | None"]
 ARG_NONE = 2147483647  # an arg-reduction that saw no element keeps its initial index
 
 
-def _initial(case: Case) -> np.ndarray:
-    return case.arrays[case.output].copy()
-
-
-def _with(r: Rendered, case: Case, **params: object) -> Rendered:
-    """``r`` with some parameters replaced (the mutant's operator, boundary, kind)."""
-    from dataclasses import replace
-
-    return replace(r, params={**r.params, **params})
-
-
-def _typed(r: Rendered, case: Case, values: np.ndarray) -> np.ndarray:
-    return np.asarray(values).astype(dtype_of(r, case.output))
-
-
 # ---------------------------------------------------------------- elementwise
 def _ew_tail(r: Rendered, case: Case) -> np.ndarray:
-    out, want = _initial(case), sem.expected(r, case)
+    out, want = initial(case), sem.expected(r, case)
     keep = case.arrays[case.output].shape[1]
     keep -= keep % 32
     out[:, :keep] = want[:, :keep]
@@ -55,13 +42,13 @@ def _ew_tail(r: Rendered, case: Case) -> np.ndarray:
 
 
 def _ew_last_row(r: Rendered, case: Case) -> np.ndarray:
-    out, want = _initial(case), sem.expected(r, case)
+    out, want = initial(case), sem.expected(r, case)
     out[:-1] = want[:-1]
     return out
 
 
 def _ew_operator(r: Rendered, case: Case) -> np.ndarray:
-    return sem.expected(_with(r, case, expr=swapped_expression(r.params["expr"])), case)
+    return sem.expected(with_params(r, case, expr=swapped_expression(r.params["expr"])), case)
 
 
 def _ew_axis(r: Rendered, case: Case) -> np.ndarray:
@@ -76,7 +63,7 @@ def _ew_axis(r: Rendered, case: Case) -> np.ndarray:
     arrays = dict(case.arrays)
     arrays[f"x{k}"] = wrong.astype(case.arrays[f"x{k}"].dtype)
     return sem.expected(
-        _with(r, case, bcast=[*bc[:k], "full", *bc[k + 1 :]]),
+        with_params(r, case, bcast=[*bc[:k], "full", *bc[k + 1 :]]),
         Case(arrays, case.scalars, case.output),
     )
 
@@ -88,7 +75,7 @@ def _ew_precision(narrow: str) -> Model:
             v = case.arrays[f"x{i}"].astype(np.float64)
             env[f"x{i}"] = v.reshape(-1, 1) if b == "col" else v
         shape = case.arrays[case.output].shape
-        return _typed(r, case, np.broadcast_to(sem.evaluate(r.params["expr"], env, narrow), shape))
+        return typed(r, case, np.broadcast_to(sem.evaluate(r.params["expr"], env, narrow), shape))
 
     return model
 
@@ -125,14 +112,14 @@ def _reduce_over(r: Rendered, case: Case, op: str, keep: int, *, last: bool = Fa
             v = np.maximum(v, 0.0)
     else:
         if empty:
-            return _typed(r, case, np.full(x.sum(axis=axis).shape, -1 if last else ARG_NONE))
+            return typed(r, case, np.full(x.sum(axis=axis).shape, -1 if last else ARG_NONE))
         pick = np.argmax if op == "argmax" else np.argmin
         if last:  # the last extreme index: the first of the reversed axis
             flipped = np.flip(x, axis=axis)
             v = keep - 1 - pick(flipped, axis=axis)
         else:
             v = pick(x, axis=axis)
-        return _typed(r, case, v)
+        return typed(r, case, v)
     if op == "norm2" and not np.array_equal(v * v, s):
         raise sem.NotExact("the norm is not exact")
     return sem.exact_in(v, dtype_of(r, case.output))
@@ -149,7 +136,7 @@ def _red_tail(multiple: dict[str, int]) -> Model:
 def _red_operator(r: Rendered, case: Case) -> np.ndarray | None:
     op = swapped_reduce_op(r.params["op"])
     if op in ("mean", "norm2"):  # a rounded mean or root makes no exact question
-        return sem.expected(_with(r, case, op=op), case)
+        return sem.expected(with_params(r, case, op=op), case)
     return _reduce_over(r, case, op, _reduce_length(r, case))
 
 
@@ -157,9 +144,9 @@ def _red_identity0(r: Rendered, case: Case) -> np.ndarray | None:
     want = sem.expected(r, case).astype(np.float64)
     op = r.params["op"]
     if op == "max":
-        return _typed(r, case, np.maximum(want, 0.0))
+        return typed(r, case, np.maximum(want, 0.0))
     if op == "min":
-        return _typed(r, case, np.minimum(want, 0.0))
+        return typed(r, case, np.minimum(want, 0.0))
     return None
 
 
@@ -173,7 +160,7 @@ def _red_signed(r: Rendered, case: Case) -> np.ndarray | None:
     neg = ((x == -top) & (top > 0)).any(axis=axis)
     if (pos & neg).any():  # +m and -m both present: the order of the tree decides
         return None
-    return _typed(r, case, np.where(neg, -top.squeeze(axis), top.squeeze(axis)))
+    return typed(r, case, np.where(neg, -top.squeeze(axis), top.squeeze(axis)))
 
 
 def _red_last_index(r: Rendered, case: Case) -> np.ndarray:
@@ -191,7 +178,7 @@ def _red_narrow(r: Rendered, case: Case) -> np.ndarray | None:
 
 # ---------------------------------------------------------------- scan
 def _scan_tail(r: Rendered, case: Case) -> np.ndarray:
-    out, want = _initial(case), sem.expected(r, case)
+    out, want = initial(case), sem.expected(r, case)
     n = want.shape[-1]
     keep = n - n % 32
     out[..., :keep] = want[..., :keep]
@@ -200,7 +187,7 @@ def _scan_tail(r: Rendered, case: Case) -> np.ndarray:
 
 def _scan_flip(r: Rendered, case: Case) -> np.ndarray:
     kind = "exclusive" if r.params["kind"] == "inclusive" else "inclusive"
-    return sem.expected(_with(r, case, kind=kind), case)
+    return sem.expected(with_params(r, case, kind=kind), case)
 
 
 def _scan_no_heads(r: Rendered, case: Case) -> np.ndarray:
@@ -225,7 +212,7 @@ def _scan_narrow(r: Rendered, case: Case) -> np.ndarray | None:
 
 # ---------------------------------------------------------------- stencil
 def _st_tail(r: Rendered, case: Case) -> np.ndarray:
-    out, want = _initial(case), sem.expected(r, case)
+    out, want = initial(case), sem.expected(r, case)
     n = want.shape[-1]
     keep = n - n % 32
     out[..., :keep] = want[..., :keep]
@@ -233,13 +220,13 @@ def _st_tail(r: Rendered, case: Case) -> np.ndarray:
 
 
 def _st_boundary(r: Rendered, case: Case) -> np.ndarray:
-    return sem.expected(_with(r, case, boundary=wrong_boundary(r.params["boundary"])), case)
+    return sem.expected(with_params(r, case, boundary=wrong_boundary(r.params["boundary"])), case)
 
 
 def _st_operator(r: Rendered, case: Case) -> np.ndarray:
     w = list(r.params["weights"])
     w[0] = -w[0]
-    return sem.expected(_with(r, case, weights=w), case)
+    return sem.expected(with_params(r, case, weights=w), case)
 
 
 def _st_precision(r: Rendered, case: Case) -> np.ndarray | None:
@@ -258,137 +245,7 @@ def _st_precision(r: Rendered, case: Case) -> np.ndarray | None:
                 ci = sem.boundary_index(j + b, cols, r.params["boundary"])
                 acc = t(float(acc) + (0.0 if ri is None or ci is None else w * x2[ri, ci]))
             y[i, j] = float(acc)
-    return _typed(r, case, y.reshape(x.shape))
-
-
-# ---------------------------------------------------------------- permute
-def _written(
-    r: Rendered, case: Case, keep: Callable[[tuple[int, ...], tuple[int, ...]], bool]
-) -> np.ndarray:
-    """The reference with every element whose source index fails ``keep`` left unwritten."""
-    x = case.arrays["x"]
-    mask = np.zeros(x.shape, dtype=bool)
-    for idx in np.ndindex(*x.shape):
-        mask[idx] = keep(idx, x.shape)
-    out = _initial(case)
-    perm = r.params["perm"]
-    sel = mask.transpose(perm)
-    out[sel] = x.transpose(perm)[sel]
-    return out
-
-
-def _perm_tail(r: Rendered, case: Case) -> np.ndarray:
-    return _written(r, case, lambda i, s: i[-1] < s[-1] - s[-1] % 32)
-
-
-def _perm_boundary(r: Rendered, case: Case) -> np.ndarray:
-    perm = r.params["perm"]
-    n = len(perm)
-    if perm[-1] == n - 1:  # rows copied: the last slice of the output's first axis is skipped
-        return _written(r, case, lambda i, s: i[perm[0]] != s[perm[0]] - 1)
-    others = [q for q in range(n) if q not in (perm[-1], n - 1)]
-    # tiles: the last combination of the other axes is skipped (all of it when there are none)
-    return _written(r, case, lambda i, s: bool(others) and any(i[q] != s[q] - 1 for q in others))
-
-
-def _perm_axis(r: Rendered, case: Case, variant: Variant) -> np.ndarray | None:
-    import re
-
-    m = re.search(r"\(([\d, ]+)\)", variant.description)
-    if m is None:
-        return None
-    wrong = [int(v) for v in m.group(1).split(",")]
-    x, out = case.arrays["x"], case.arrays[case.output]
-    if len(wrong) != x.ndim or x.transpose(wrong).shape != out.shape:
-        return None  # written out of the output's bounds: undefined
-    return x.transpose(wrong).copy()
-
-
-# ---------------------------------------------------------------- matmul
-def _mm_tail(r: Rendered, case: Case) -> np.ndarray:
-    out, want = _initial(case), sem.expected(r, case)
-    n = want.shape[1]
-    out[:, : n - n % 32] = want[:, : n - n % 32]
-    return out
-
-
-def _mm_k_tail(r: Rendered, case: Case) -> np.ndarray:
-    k = case.scalars["K"]
-    keep = k - k % 16
-    arrays = dict(case.arrays)
-    for name, trans in (("A", r.params["trans_a"]), ("B", r.params["trans_b"])):
-        a = arrays[name].copy()
-        k_axis = (0 if trans else 1) if name == "A" else (1 if trans else 0)
-        idx = [slice(None)] * 2
-        idx[k_axis] = slice(keep, None)
-        a[tuple(idx)] = 0
-        arrays[name] = a
-    return sem.expected(r, Case(arrays, case.scalars, case.output))
-
-
-def _mm_axis(r: Rendered, case: Case) -> np.ndarray:
-    m, k = case.scalars["M"], case.scalars["K"]
-    flat = case.arrays["A"].reshape(-1)
-    arrays = dict(case.arrays)  # the buffer read as if stored the other way round
-    arrays["A"] = flat.reshape((m, k) if r.params["trans_a"] else (k, m))
-    return sem.expected(
-        _with(r, case, trans_a=not r.params["trans_a"]), Case(arrays, case.scalars, case.output)
-    )
-
-
-def _mm_no_epilogue(r: Rendered, case: Case) -> np.ndarray:
-    return sem.expected(_with(r, case, epilogue="none"), case)
-
-
-# ---------------------------------------------------------------- indexing
-def _ix_tail(r: Rendered, case: Case) -> np.ndarray:
-    n = case.scalars["n"]
-    keep = n - n % 32
-    op = r.params["op"]
-    if op == "gather":
-        out, want = _initial(case), sem.expected(r, case)
-        out[:keep] = want[:keep]
-        return out
-    arrays = {k: (v[:keep] if k in ("x", "idx", "w") else v) for k, v in case.arrays.items()}
-    return sem.expected(r, Case(arrays, {**case.scalars, "n": keep}, case.output))
-
-
-def _ix_operator(r: Rendered, case: Case) -> np.ndarray | None:
-    op, arrays = r.params["op"], case.arrays
-    if op == "gather":  # row i (wrapped), not row idx[i]
-        table = arrays["table"]
-        return np.stack([table[i % table.shape[0]] for i in range(case.scalars["n"])])
-    if op == "scatter_add":  # overwrites: only determined when no two inputs share a row
-        idx = arrays["idx"]
-        if len(set(idx.tolist())) != len(idx):
-            return None
-        out = arrays["out"].astype(np.float64).copy()
-        w = arrays.get("w")
-        for i, k in enumerate(idx):
-            out[k] = arrays["x"][i] * (float(w[i]) if w is not None else 1.0)
-        return _typed(r, case, out)
-    shifted = dict(arrays)  # rounds 4v half up: the bin of v + 1/8
-    shifted["x"] = (arrays["x"].astype(np.float64) + 0.125).astype(arrays["x"].dtype)
-    return sem.expected(r, Case(shifted, case.scalars, case.output))
-
-
-def _ix_boundary(r: Rendered, case: Case) -> np.ndarray:
-    op, arrays = r.params["op"], case.arrays
-    if op == "gather":  # the last element of every row is not written
-        out, want = _initial(case), sem.expected(r, case)
-        out[:, :-1] = want[:, :-1]
-        return out
-    if op == "scatter_add":  # what goes to row 0 is dropped
-        keep = arrays["idx"] != 0
-        sub = {k: (v[keep] if k in ("x", "idx", "w") else v) for k, v in arrays.items()}
-        return sem.expected(r, Case(sub, case.scalars, case.output))
-    other = "clamp" if r.params["policy"] == "drop" else "drop"
-    return sem.expected(_with(r, case, policy=other), case)
-
-
-def _ix_no_weights(r: Rendered, case: Case) -> np.ndarray:
-    arrays = {k: (np.ones_like(v) if k == "w" else v) for k, v in case.arrays.items()}
-    return sem.expected(r, Case(arrays, case.scalars, case.output))
+    return typed(r, case, y.reshape(x.shape))
 
 
 _RED_TAIL = {"row": 32, "col": 8, "mid": 8}
@@ -433,26 +290,12 @@ MODELS: dict[tuple[str, str], Model] = {
     ("py-stencil", "boundary"): _st_boundary,
     ("py-stencil", "operator"): _st_operator,
     ("py-stencil", "precision"): _st_precision,
-    ("permute", "tail"): _perm_tail,
-    ("permute", "boundary"): _perm_boundary,
-    ("py-permute", "tail"): _perm_tail,
-    ("py-permute", "boundary"): _perm_boundary,
-    ("matmul", "tail"): _mm_tail,
-    ("matmul", "k-tail"): _mm_k_tail,
-    ("matmul", "axis"): _mm_axis,
-    ("matmul", "no-epilogue"): _mm_no_epilogue,
-    ("matmul", "precision"): lambda r, c: sem.expected(r, c),
-    ("indexing", "tail"): _ix_tail,
-    ("indexing", "operator"): _ix_operator,
-    ("indexing", "boundary"): _ix_boundary,
-    ("indexing", "no-weights"): _ix_no_weights,
 }
-#: models that read the mutant's declared description (the wrong permutation it names)
-_DESCRIBED = {("permute", "axis"), ("py-permute", "axis")}
+MODELS.update(mutants_moves.MODELS)
 
 
 def modelled(family: str, name: str) -> bool:
-    return (family, name) in MODELS or (family, name) in _DESCRIBED
+    return (family, name) in MODELS or (family, name) in mutants_moves.DESCRIBED
 
 
 def mutant_output(r: Rendered, variant: Variant, case: Case) -> np.ndarray | None:
@@ -462,8 +305,8 @@ def mutant_output(r: Rendered, variant: Variant, case: Case) -> np.ndarray | Non
         return None
     key = (r.family, variant.name)
     try:
-        if key in _DESCRIBED:
-            return _perm_axis(r, case, variant)
+        if key in mutants_moves.DESCRIBED:
+            return mutants_moves.DESCRIBED[key](r, case, variant)
         model = MODELS.get(key)
         return None if model is None else model(r, case)
     except sem.NotExact:
