@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from cudaenv.problems.loader import load_suite  # noqa: E402
 from cudaenv.questions import adapter, cases, launches  # noqa: E402
 from cudaenv.questions.kinds_code import case_from_record  # noqa: E402
-from cudaenv.questions.kinds_launch import _py_shapes  # noqa: E402
+from cudaenv.questions.kinds_launch import py_shapes  # noqa: E402
 from cudaenv.questions.model import Question  # noqa: E402
 from cudaenv.questions.simulate import SimJob, run_jobs  # noqa: E402
 
@@ -60,7 +60,7 @@ def check_python(questions: list[Question]) -> tuple[int, list[str]]:
                            case.arrays, case.output))  # fmt: skip
     for q in runs:
         r = adapter.render(q.family or "", q.metadata["params"])
-        shapes = _py_shapes(r, q.metadata["sizes"])
+        shapes = py_shapes(r, q.metadata["sizes"])
         arrays = {n: np.zeros(s, dtype=cases.dtype_of(r, n)) for n, s in shapes.items()}
         jobs.append(SimJob(r.reference.source, r.interface.function, list(shapes), arrays,
                            r.interface.outputs()[0], record_launches=True, run_kernels=False))  # fmt: skip

@@ -32,7 +32,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cudaenv.families import GENERATOR_VERSION, build_problem, get_family
 from cudaenv.questions import adapter, driver
 from cudaenv.questions.generate import generate_questions
 from cudaenv.questions.kinds_code import case_from_record
@@ -46,21 +45,17 @@ _HAZARDS = re.compile(r"RACECHECK SUMMARY: (\d+) hazard")
 def _files(q: Question, workdir: Path) -> None:
     """The question's kernel, its headers and a driver for its call, under ``workdir``."""
     r = adapter.render(q.family or "", q.metadata["params"])
-    source = (
-        r.reference.source
-        if q.variant == "reference"
-        else next(v.source for v in r.mutants() if v.name == q.variant)
-    )
-    problem = build_problem(get_family(r.family), r.params)
-    headers = {f.path: f.content for f in problem.context_files}
-    header = next(p for p in headers if p.endswith(".h")).split("/", 1)[-1]
     if q.kind == "race":
         main = driver.main_source(
-            r, driver.race_case(r), header, print_output=False, synthetic=True
+            r, driver.race_case(r), r.header, print_output=False, synthetic=True
         )
     else:
-        main = driver.main_source(r, case_from_record(q.metadata["case"]), header)
-    for path, text in {**headers, "solution.cu": source, "main.cu": main}.items():
+        main = driver.main_source(r, case_from_record(q.metadata["case"]), r.header)
+    for path, text in {
+        **r.headers,
+        "solution.cu": r.variant(q.variant).source,
+        "main.cu": main,
+    }.items():
         (workdir / path).parent.mkdir(parents=True, exist_ok=True)
         (workdir / path).write_text(text)
 
@@ -142,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     info = gpu_info()
     agreed = [r for r in rows if r["ok"]]
     confirmed = {
-        "generator_version": GENERATOR_VERSION,
+        "generator_version": adapter.generator_version(),
         "gpu": getattr(info, "name", None),
         "note": f"scripts/questions_gpu.py on {time.strftime('%Y-%m-%d')}: {len(agreed)} of {len(rows)} items agreed",
         "mutants": sorted(

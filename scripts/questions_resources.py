@@ -30,8 +30,6 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--out", type=Path, default=occupancy.RESOURCES)
     args = ap.parse_args()
-    from cudaenv.families import build_problem, get_family
-
     entries = []
     for fam in CPP:
         rng = random.Random(f"{args.seed}:{fam}")
@@ -42,10 +40,9 @@ def main() -> None:
             if key in seen:
                 continue
             seen.add(key)
-            problem = build_problem(get_family(fam), params)
-            source = problem.solution.files[0].content
-            headers = {f.path: f.content for f in problem.context_files}
-            usage = occupancy.measure(source, headers)
+            r = adapter.render(fam, params)
+            source = r.reference.source
+            usage = occupancy.measure(source, r.headers)
             pretty = occupancy.demangle(sorted({u.kernel for u in usage}))
             entries.append(
                 {

@@ -112,9 +112,15 @@ def make_suite(
     mode: Mode = "solve",
     **options: Any,
 ) -> Any:
-    """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset."""
+    """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset (for a
+    question source, a :class:`~cudaenv.questions.env.QuestionEnv` drawing a question)."""
     from cudaenv.env.suite import SuiteEnv
+    from cudaenv.questions.source import is_question_source
 
+    if is_question_source(source):
+        from cudaenv.questions.env import question_suite_env
+
+        return question_suite_env(source, ids, groups, **options)
     env = SuiteEnv(source, ids=ids, groups=groups, mode=mode, **options)
     kwargs = {"source": source, "ids": ids, "groups": groups, "mode": mode, **options}
     env.spec = _spec(SUITE_ID, SUITE_ENTRY_POINT, kwargs)

@@ -82,8 +82,31 @@ class Rendered:
     def reference(self) -> Variant:
         return _reference(self.family, _canon(self.params))
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The problem's visible include files (``include/<name>.h``: the interface)."""
+        return {f.path: f.content for f in _problem(self.family, _canon(self.params)).context_files}
+
+    @property
+    def header(self) -> str:
+        """The interface header's include name (``#include "<header>"``)."""
+        return next(p for p in self.headers if p.endswith(".h")).split("/", 1)[-1]
+
+    def variant(self, name: str) -> Variant:
+        """The reference (``"reference"``) or the declared mutant called ``name``."""
+        if name == "reference":
+            return self.reference
+        return next(v for v in self.mutants() if v.name == name)
+
     def mutants(self) -> list[Variant]:
         return list(_mutants(self.family, _canon(self.params)))
+
+
+def generator_version() -> str:
+    """The families' generator version: a stored truth about a rendered source holds for it."""
+    from cudaenv.families import GENERATOR_VERSION
+
+    return GENERATOR_VERSION
 
 
 def base_name(family: str) -> str:
@@ -236,6 +259,7 @@ __all__ = [
     "base_name",
     "draw_params",
     "family_names",
+    "generator_version",
     "language_of",
     "parse_interface",
     "render",

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cudaenv.families import GENERATOR_VERSION
+from cudaenv.questions.adapter import generator_version
 
 PATH = Path(__file__).with_name("data") / "gpu_checked.json"
 
@@ -22,7 +22,7 @@ PATH = Path(__file__).with_name("data") / "gpu_checked.json"
 @functools.cache
 def _load() -> dict[str, Any]:
     data = json.loads(PATH.read_text())
-    if str(data.get("generator_version")) != GENERATOR_VERSION:
+    if str(data.get("generator_version")) != generator_version():
         return {"mutants": [], "races": []}  # confirmed for other kernels: not these
     return data
 

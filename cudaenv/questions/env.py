@@ -126,13 +126,17 @@ class QuestionEnv(gym.Env[str, str]):
             QuestionSuite).
         mode: "answer" ("solve", every driver's default mode, is taken to mean it).
         prompt_style: "direct" (the answer only) or "cot" (reason first, then answer).
+        draw: every ``reset`` without a ``task_id`` draws the question from ``source`` (a
+            suite) with the env's ``np_random``, as :class:`~cudaenv.env.suite.SuiteEnv` draws
+            problems (``cudaenv.make_suite("questions:...")`` sets it).
         Other CudaEnv options (``sandbox``, ``max_steps``...) are accepted and unused.
     """
 
     metadata = {"render_modes": ["ansi"]}
 
     def __init__(self, question: Question | str, *, source: Any = "questions", mode: str = "answer",
-                 prompt_style: str = "direct", render_mode: str | None = None, **options: Any) -> None:  # fmt: skip
+                 prompt_style: str = "direct", render_mode: str | None = None, draw: bool = False,
+                 **options: Any) -> None:  # fmt: skip
         if unknown := sorted(set(options) - IGNORED_OPTIONS):
             raise SpecError(f"unknown QuestionEnv option(s) {unknown}", field="options")
         self._suite: Any = None
@@ -145,6 +149,7 @@ class QuestionEnv(gym.Env[str, str]):
         if render_mode not in (None, "ansi"):
             raise ModeError(f"unsupported render_mode {render_mode!r}; only 'ansi'")
         self.render_mode = render_mode
+        self.draw = draw
         self.observation_space = text_space(MAX_OBS_CHARS + 200, 0)
         self.action_space = text_space(MAX_ACTION_CHARS, 1)
         self.trajectory: Trajectory | None = None
@@ -168,14 +173,18 @@ class QuestionEnv(gym.Env[str, str]):
             )
         return str(style)
 
-    def _lookup(self, task_id: Any) -> Question:
-        if not isinstance(task_id, str):
-            raise SpecError(f"task_id must be a string, got {task_id!r}", field="task_id")
+    def _questions(self) -> Any:
+        """Where task ids are looked up and questions drawn (``source``, loaded once)."""
         if self._suite is None:
             from cudaenv.problems.loader import load_suite
 
             self._suite = load_suite(self.source)
-        return self._suite[task_id]  # type: ignore[no-any-return]
+        return self._suite
+
+    def _lookup(self, task_id: Any) -> Question:
+        if not isinstance(task_id, str):
+            raise SpecError(f"task_id must be a string, got {task_id!r}", field="task_id")
+        return self._questions()[task_id]  # type: ignore[no-any-return]
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -200,6 +209,13 @@ class QuestionEnv(gym.Env[str, str]):
             )
         if opts.get("task_id") is not None:
             self.question = self._lookup(opts["task_id"])
+        elif self.draw:
+            suite = (
+                self._suite
+                if self._suite is not None
+                else self._lookup(self.question.task_id) and self._suite
+            )
+            self.question = suite[int(self.np_random.integers(len(suite)))]
         if opts.get("mode") is not None:
             self.mode = self._check_mode(opts["mode"])
         if opts.get("prompt_style") is not None:
@@ -297,6 +313,25 @@ class QuestionEnv(gym.Env[str, str]):
         self._done = True
 
 
+def question_suite_env(
+    source: Any, ids: Any = None, groups: Any = None, **options: Any
+) -> QuestionEnv:
+    """A :class:`QuestionEnv` drawing a question of ``source`` (filtered by ``ids`` and
+    ``groups``, the kinds) at every reset: ``cudaenv.make_suite`` for question sources."""
+    from cudaenv.problems.loader import load_suite
+
+    options.pop("mode", None)
+    suite = load_suite(source).filter(  # type: ignore[call-arg]
+        include=list(ids) if ids is not None else None,
+        groups=list(groups) if groups is not None else None,
+    )
+    if not len(suite):
+        raise SpecError(
+            f"no question of {source} matches ids={ids!r} groups={groups!r}", field="ids"
+        )
+    return QuestionEnv(suite[0], source=suite, draw=True, **options)
+
+
 __all__ = [
     "ANSWER_TOOL",
     "PROMPT_STYLES",
@@ -304,4 +339,5 @@ __all__ = [
     "QuestionEnv",
     "extract_answer",
     "instruction",
+    "question_suite_env",
 ]

@@ -65,7 +65,7 @@ def sizes_for(r: Rendered, rng: random.Random) -> dict[str, int] | None:
     return None
 
 
-def _py_shapes(r: Rendered, s: dict[str, int]) -> dict[str, tuple[int, ...]]:
+def py_shapes(r: Rendered, s: dict[str, int]) -> dict[str, tuple[int, ...]]:
     """The shape of every array argument of a Python interface for sizes ``s``."""
     p, base = r.params, r.base
     names = [q.name for q in r.interface.params]
@@ -95,7 +95,7 @@ def call_description(r: Rendered, s: dict[str, int]) -> tuple[str, str]:
         args = [f"d_{q.name}" if q.pointer else str(s[q.name]) for q in r.interface.params]
         expr = f"{r.interface.function}({', '.join(args)})"
         return f"The host calls `{expr};` (every pointer a device buffer of the right size).", expr
-    shapes = _py_shapes(r, s)
+    shapes = py_shapes(r, s)
     parts = [
         f"`{n}` of shape {tuple(shapes[n])} ({dtype_of(r, n) if n in shapes else PY_TYPES[r.params['dtype']]})"
         for n in shapes
@@ -151,4 +151,4 @@ def make_launch(family: str, rng: random.Random) -> Question | None:
     )
 
 
-__all__ = ["call_description", "eligible", "make_launch", "sizes_for"]
+__all__ = ["call_description", "eligible", "make_launch", "py_shapes", "sizes_for"]

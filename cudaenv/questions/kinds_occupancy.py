@@ -43,7 +43,7 @@ def _block_of(family: str, params: dict[str, Any], kernel: str) -> int | None:
     return None
 
 
-def _kernel_name(pretty: str) -> str:
+def kernel_name(pretty: str) -> str:
     head = pretty.split("(")[0]
     return head.split(" ")[-1]
 
@@ -62,7 +62,7 @@ def make_occupancy(family: str, rng: random.Random) -> Question | None:
     if not kernels:
         return None
     k = rng.choice(kernels)
-    name = _kernel_name(k["pretty"])
+    name = kernel_name(k["pretty"])
     host_block = _block_of(family, r.params, name)
     if host_block is None:
         return None
@@ -103,4 +103,4 @@ def make_occupancy(family: str, rng: random.Random) -> Question | None:
     )  # fmt: skip
 
 
-__all__ = ["SIZES", "eligible", "make_occupancy"]
+__all__ = ["SIZES", "eligible", "kernel_name", "make_occupancy"]

@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 import cudaenv
 from cudaenv.env.info import TERMINAL_KEYS
-from cudaenv.errors import CudaEnvError, ModeError, SpecError
+from cudaenv.errors import CudaEnvError, ModeError, ProblemNotFoundError, SpecError
 from cudaenv.grading.verdict import Verdict
 from cudaenv.questions import QuestionEnv, generate_questions
 from cudaenv.questions.env import ANSWER_TOOL, extract_answer
@@ -132,6 +132,20 @@ def test_make_picks_the_question_env_and_task_ids_switch_questions() -> None:
     assert isinstance(env, QuestionEnv) and env.question.task_id == QS[1].task_id
     _, info = env.reset(options={"task_id": QS[2].task_id, "prompt_style": "cot"})
     assert info["task_id"] == QS[2].task_id
+
+
+def test_make_suite_draws_questions_by_seed() -> None:
+    env = cudaenv.make_suite(SOURCE, groups=["bank", "race"], mode="solve")
+    assert isinstance(env, QuestionEnv)
+    drawn = [env.reset(seed=s)[1]["task_id"] for s in range(12)]
+    assert len(set(drawn)) > 1
+    assert {q.kind for q in QS if q.task_id in drawn} == {"bank", "race"}
+    again = cudaenv.make_suite(SOURCE, groups=["bank", "race"])
+    assert [again.reset(seed=s)[1]["task_id"] for s in range(12)] == drawn
+    bank = next(q for q in QS if q.kind == "bank")
+    assert env.reset(options={"task_id": bank.task_id})[1]["task_id"] == bank.task_id
+    with pytest.raises(ProblemNotFoundError):  # outside the selection, as SuiteEnv
+        env.reset(options={"task_id": ARRAY.task_id})
 
 
 def test_gymnasium_checker_and_async_calls() -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from cudaenv.questions import adapter, hostrun, launches, memory, occupancy
 from cudaenv.questions.kinds_launch import sizes_for
-from cudaenv.questions.kinds_occupancy import SIZES, _kernel_name
+from cudaenv.questions.kinds_occupancy import SIZES, kernel_name
 
 CUDA_INCLUDE = Path("/usr/local/cuda/include")
 
@@ -157,7 +157,7 @@ def test_the_resource_table_matches_the_sources_and_the_shared_memory_closed_for
             for la in launches.plan(entry["family"], entry["params"], s).launches
         }
         for k in entry["kernels"]:
-            want = modelled.get(_kernel_name(k["pretty"]))
+            want = modelled.get(kernel_name(k["pretty"]))
             if want is not None:  # ptxas's static shared memory is the closed form's
                 assert k["static_smem"] == want, (entry["family"], k["pretty"], k["arch"])
                 checked += 1
@@ -167,14 +167,8 @@ def test_the_resource_table_matches_the_sources_and_the_shared_memory_closed_for
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (no GPU)")
 def test_measuring_a_kernel_with_nvcc(tmp_path: Path) -> None:
     entry = next(e for e in occupancy.load_table()["kernels"] if e["family"] == "elementwise")
-    from cudaenv.families import build_problem, get_family
-
-    problem = build_problem(get_family("elementwise"), entry["params"])
-    usage = occupancy.measure(
-        problem.solution.files[0].content,
-        {f.path: f.content for f in problem.context_files},
-        ["sm_90"],
-    )
+    r = adapter.render("elementwise", entry["params"])
+    usage = occupancy.measure(r.reference.source, r.headers, ["sm_90"])
     stored = [k for k in entry["kernels"] if k["arch"] == "sm_90"]
     assert [(u.kernel, u.registers, u.static_smem) for u in usage] == [
         (k["name"], k["registers"], k["static_smem"]) for k in stored
@@ -185,8 +179,6 @@ def test_measuring_a_kernel_with_nvcc(tmp_path: Path) -> None:
     not (shutil.which("nvcc") and shutil.which("gcc")), reason="needs nvcc and gcc (no GPU)"
 )
 def test_cpp_launch_closed_forms_are_what_the_host_code_launches() -> None:
-    from cudaenv.families import build_problem, get_family
-
     rng = random.Random(9)
     while True:  # a column reduction split over the rows: two kernels, the split computed
         r = adapter.render("reduce-axis", adapter.draw_params("reduce-axis", rng))
@@ -194,8 +186,5 @@ def test_cpp_launch_closed_forms_are_what_the_host_code_launches() -> None:
         plan = launches.plan("reduce-axis", r.params, sizes)
         if len(plan.launches) > 1 and plan.launches[0].grid[1] > 1:
             break
-    headers = {
-        f.path: f.content for f in build_problem(get_family("reduce-axis"), r.params).context_files
-    }
-    got = hostrun.host_launches(r.reference.source, headers, r.interface, sizes)
+    got = hostrun.host_launches(r.reference.source, r.headers, r.interface, sizes)
     assert got == [(la.grid, la.block, 0) for la in plan.launches], (r.params, sizes)

@@ -15,7 +15,7 @@ import pytest
 from cudaenv.questions import adapter, cases, launches, mutants, semantics
 from cudaenv.questions.generate import generate_questions
 from cudaenv.questions.kinds_code import case_from_record
-from cudaenv.questions.kinds_launch import _py_shapes
+from cudaenv.questions.kinds_launch import py_shapes
 from cudaenv.questions.simulate import SimJob, SimResult, run_jobs, shared_arrays
 
 PY = ["py-reduce-axis", "py-elementwise", "py-scan", "py-stencil", "py-permute"]
@@ -77,7 +77,7 @@ def _simulated() -> tuple[
     launch_jobs = []
     for q in LAUNCH:
         r = adapter.render(q.family, q.metadata["params"])
-        shapes = _py_shapes(r, q.metadata["sizes"])
+        shapes = py_shapes(r, q.metadata["sizes"])
         arrays = {n: np.zeros(s, dtype=cases.dtype_of(r, n)) for n, s in shapes.items()}
         launch_jobs.append(SimJob(r.reference.source, r.interface.function, list(shapes), arrays,
                                   r.interface.outputs()[0], record_launches=True, run_kernels=False))  # fmt: skip
