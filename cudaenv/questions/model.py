@@ -31,7 +31,8 @@ HIDDEN_FIELDS = frozenset({"expected", "accepted"})
 class Question(BaseModel):
     """One question. ``group`` is its kind (so per-group summaries are per kind)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # infinities (an exclusive max scan starts at -inf) written as JSON's Infinity, not null
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     task_id: str = Field(description='"q-<kind>-<family or topic>-<12 hex of the content>"')
     kind: Kind

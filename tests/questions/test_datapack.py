@@ -40,6 +40,19 @@ def test_rows_without_answers_read_back_equal_and_byte_identical(tmp_path: Path)
     assert isinstance(back, QuestionSuite) and list(back) == QS
 
 
+def test_infinite_answers_survive_the_round_trip(tmp_path: Path) -> None:
+    scans = generate_questions(
+        count=30, seed=3, kinds=["test-output"], families=["scan", "py-scan"]
+    )
+    q = next(q for q in scans if any(v in (float("inf"), float("-inf")) for v in _flat(q.expected)))
+    (back,) = read_questions(write_questions([q], tmp_path / "inf.tar.gz"))
+    assert back == q and QuestionSuite([back]).by_kind()["test-output"]["count"] == 1
+
+
+def _flat(v: object) -> list[object]:
+    return [x for item in v for x in _flat(item)] if isinstance(v, list) else [v]
+
+
 def _rewrite(src: Path, dst: Path, edit: dict[str, str]) -> Path:
     files = {**_members(src), **edit}
     with tarfile.open(dst, "w:gz") as tar:
