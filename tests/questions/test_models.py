@@ -17,8 +17,9 @@ import pytest
 from cudaenv.questions import adapter, hostrun, launches, memory, occupancy
 from cudaenv.questions.kinds_launch import sizes_for
 from cudaenv.questions.kinds_occupancy import SIZES, kernel_name
+from cudaenv.toolkit import cuda_home
 
-CUDA_INCLUDE = Path("/usr/local/cuda/include")
+CUDA_INCLUDE = (cuda_home() or Path("cuda-not-found")) / "include"
 
 
 def _warp(stride_words: int) -> list[int]:

@@ -1,7 +1,7 @@
 """Two independent paths for the Python questions: the numba-cuda simulator runs the family's
 own kernels (references and mutants) and must write exactly what the host reference semantics
-and the mutant models say; it records what the host code launches and which shared arrays
-each kernel allocates, which must equal the closed forms. ``bench/questions_check.py`` runs
+and the mutant models say; it records what the host code launches, and the shared arrays each
+kernel declares are read from its source: both must equal the closed forms. ``bench/questions_check.py`` runs
 the same checks over whole question sets."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import random
 
 import numpy as np
 import pytest
+
+pytest.importorskip("numba.cuda", reason="the simulator comes with the python extra (numba-cuda)")
 
 from cudaenv.questions import adapter, cases, launches, mutants, semantics
 from cudaenv.questions.generate import generate_questions
