@@ -13,7 +13,7 @@ from types import ModuleType
 import typer
 from typer.core import TyperCommand
 
-from cudaenv.cli import catalog, generate, grading, interop, redteam, report
+from cudaenv.cli import catalog, generate, grading, interop, questions, redteam, report
 from cudaenv.cli import eval as evaluation
 from cudaenv.cli.common import OneLineCommand, err_console
 
@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     interop,  # export-harbor
     redteam,  # redteam
     generate,  # generate
+    questions,  # questions
 )
 
 

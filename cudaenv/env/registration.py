@@ -86,7 +86,16 @@ def _spec(eid: str, entry_point: str, kwargs: dict[str, Any]) -> gym.envs.regist
 
 def make(problem: Problem | str, *, source: str = "builtin", **options: Any) -> Any:
     """Make a CudaEnv for a problem (object or task_id in ``source``); its ``spec`` is the
-    one ``gymnasium.make`` gives (``spec.id`` is :func:`env_id` of the task)."""
+    one ``gymnasium.make`` gives (``spec.id`` is :func:`env_id` of the task). For a question
+    (a :class:`~cudaenv.questions.model.Question`, or a task_id of a question source) a
+    :class:`~cudaenv.questions.env.QuestionEnv`."""
+    from cudaenv.questions.model import Question
+    from cudaenv.questions.source import is_question_source
+
+    if isinstance(problem, Question) or (isinstance(problem, str) and is_question_source(source)):
+        from cudaenv.questions.env import QuestionEnv
+
+        return QuestionEnv(problem, source=source, **options)
     from cudaenv.env.core import CudaEnv
 
     env = CudaEnv(problem, source=source, **options)
@@ -103,9 +112,15 @@ def make_suite(
     mode: Mode = "solve",
     **options: Any,
 ) -> Any:
-    """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset."""
+    """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset (for a
+    question source, a :class:`~cudaenv.questions.env.QuestionEnv` drawing a question)."""
     from cudaenv.env.suite import SuiteEnv
+    from cudaenv.questions.source import is_question_source
 
+    if is_question_source(source):
+        from cudaenv.questions.env import question_suite_env
+
+        return question_suite_env(source, ids, groups, **options)
     env = SuiteEnv(source, ids=ids, groups=groups, mode=mode, **options)
     kwargs = {"source": source, "ids": ids, "groups": groups, "mode": mode, **options}
     env.spec = _spec(SUITE_ID, SUITE_ENTRY_POINT, kwargs)

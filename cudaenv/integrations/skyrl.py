@@ -215,12 +215,18 @@ class CudaTextEnv(BaseTextEnv):
 
 
 def register(env_class: str = ENV_CLASS) -> str:
-    """Register :class:`CudaTextEnv` with skyrl_gym under ``env_class`` (idempotent)."""
+    """Register :class:`CudaTextEnv` with skyrl_gym under ``env_class`` (idempotent), and the
+    questions' text env as "cudaenv-questions" (:mod:`cudaenv.integrations.skyrl_questions`)."""
     from skyrl_gym.envs.registration import register as sky_register
     from skyrl_gym.envs.registration import registry
 
     if env_class not in registry:
         sky_register(id=env_class, entry_point=f"{__name__}:CudaTextEnv")
+    if "cudaenv-questions" not in registry:
+        sky_register(
+            id="cudaenv-questions",
+            entry_point="cudaenv.integrations.skyrl_questions:QuestionTextEnv",
+        )
     return env_class
 
 
@@ -233,10 +239,16 @@ def skyrl_rows(
     """Dataset rows for SkyRL (write them to parquet): ``prompt``, ``env_class``, ``task_id``.
 
     The ``prompt`` is the problem's instruction as a user message (``init`` replaces it with
-    the sandbox's own); ``extra_info`` carries ``task_id`` and ``mode`` too.
+    the sandbox's own); ``extra_info`` carries ``task_id`` and ``mode`` too. A question source
+    gives rows for ``env_class="cudaenv-questions"`` instead.
     """
     from cudaenv.env.suite import SuiteEnv
+    from cudaenv.questions.source import is_question_source
 
+    if is_question_source(source):
+        from cudaenv.integrations.skyrl_questions import question_rows
+
+        return question_rows(source, ids, groups)
     env = SuiteEnv(source, ids=ids, groups=groups, mode=mode)
     return [
         {

@@ -310,8 +310,16 @@ def environment_factory(
         **env_options: :class:`~cudaenv.env.core.CudaEnv` options (``sandbox``,
             ``max_steps``, ``reward``, ``grade_on_truncation``, ...); unknown names raise now.
 
-    TRL logs the reward under the class name, ``CudaTRLEnv``.
+    TRL logs the reward under the class name, ``CudaTRLEnv``. A question source
+    (``questions:...``) gives a :class:`~cudaenv.integrations.trl_questions.QuestionTRLEnv`
+    instead (one tool, ``answer``).
     """
+    from cudaenv.questions.source import is_question_source
+
+    if is_question_source(source):
+        from cudaenv.integrations.trl_questions import question_environment_factory
+
+        return question_environment_factory(source, ids=ids, groups=groups, **env_options)  # type: ignore[return-value]
     _check_options(mode, env_options)
     attrs = {
         "_source": source,
@@ -341,7 +349,12 @@ def dataset_rows(
     """
     from cudaenv.env.instructions import SYSTEM_PROMPT
     from cudaenv.env.registration import make_suite
+    from cudaenv.questions.source import is_question_source
 
+    if is_question_source(source):  # questions: rows of the answer-mode system prompt
+        from cudaenv.integrations.trl_questions import question_rows
+
+        return question_rows(source, ids, groups)
     check_mode(mode)
     env = make_suite(source, ids=ids, groups=groups, mode=mode)
     try:

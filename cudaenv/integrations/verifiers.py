@@ -104,9 +104,14 @@ class CudaTaskset(vf.Taskset[CudaTask, CudaTasksetConfig]):
 
     def load(self) -> Iterator[CudaTask]:
         from cudaenv.env.suite import SuiteEnv
+        from cudaenv.problems.loader import load_suite
+        from cudaenv.questions.source import is_question_source
 
         cfg = self.config
-        suite = SuiteEnv(cfg.source, ids=cfg.ids, groups=cfg.groups, mode=cfg.mode).problems
+        if is_question_source(cfg.source):  # questions: one-step QuestionEnv episodes
+            suite: Any = load_suite(cfg.source).filter(include=cfg.ids, groups=cfg.groups)
+        else:
+            suite = SuiteEnv(cfg.source, ids=cfg.ids, groups=cfg.groups, mode=cfg.mode).problems
         for p in suite:
             data = CudaTaskData(
                 id=p.task_id,
@@ -143,7 +148,12 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
     def _env(self, data: CudaTaskData) -> Any:
         from cudaenv.env.core import CudaEnv
         from cudaenv.env.process_env import ProcessEnv
+        from cudaenv.questions.source import is_question_source
 
+        if is_question_source(data.source):  # a question: no sandbox, microseconds, in-process
+            from cudaenv.questions.env import QuestionEnv
+
+            return QuestionEnv(data.task_id, source=data.source)
         cfg = self.config
         env_class: Any = ProcessEnv if cfg.processes else CudaEnv
         options: dict[str, Any] = {"sandbox": cfg.sandbox, "max_tokens": cfg.max_tokens}

@@ -25,7 +25,8 @@ from cudaenv.problems.paths import check_relative_path, check_unique
 
 ProblemType = Literal["cuda_cpp", "cuda_python"]
 #: what an episode asks for: write it, make the baseline faster, or fix the broken files
-Mode = Literal["solve", "optimize", "repair"]
+#: ("answer" is the question env's one mode, cudaenv.questions: not a mode of a Problem)
+Mode = Literal["solve", "optimize", "repair", "answer"]
 MODES: tuple[Mode, ...] = ("solve", "optimize", "repair")
 PROBLEM_SCHEMA_VERSION = 2
 SOLUTION_SCHEMA_VERSION = 1

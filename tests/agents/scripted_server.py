@@ -20,7 +20,7 @@ import json
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -138,6 +138,8 @@ class ScriptedServer:
         failure: "500", "429" or "garbage" (a 200 with a body that is not JSON).
         usage: (prompt_tokens, completion_tokens) reported per reply.
         prompt_ids_on: "response" (vLLM) or "choice" (SGLang): where ``prompt_token_ids`` go.
+        responder: a function of the request body returning the reply; when given it answers
+            every request instead of the script (replies that depend on the question asked).
 
     ``requests`` holds every request body received, ``responses`` every completion sent.
     """
@@ -151,8 +153,10 @@ class ScriptedServer:
         default: dict[str, Any] | None = None,
         usage: tuple[int, int] = (100, 20),
         prompt_ids_on: str = "response",
+        responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.script = list(script)
+        self.responder = responder
         self.prompt_ids_on = prompt_ids_on
         self.responses: list[dict[str, Any]] = []
         self._ids = itertools.count()  # per server: the same script gives the same ids
@@ -184,7 +188,9 @@ class ScriptedServer:
                     "error": {"message": f"scripted {code}", "type": "server_error", "code": None}
                 }
                 return code, json.dumps(err).encode(), "application/json"
-            if self._pos < len(self.script):
+            if self.responder is not None:
+                reply = self.responder(body)
+            elif self._pos < len(self.script):
                 reply = self.script[self._pos]
                 self._pos += 1
             else:
