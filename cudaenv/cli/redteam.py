@@ -66,8 +66,11 @@ def redteam_cmd(
     ]
     with Reporter(console, "red team", len(chosen)) as report:
         for e in chosen:
-            if (e.slow and not slow and not names) or (e.needs_gpu and not gpu):
+            elsewhere = e.backends is not None and sandbox not in e.backends
+            if elsewhere or (e.slow and not slow and not names) or (e.needs_gpu and not gpu):
                 why = "needs a GPU" if e.needs_gpu and not gpu else "slow (--slow)"
+                if elsewhere:
+                    why = f"{', '.join(e.backends or ())} sandbox only"
                 table.add_row(e.name, e.cls, "-", "-", "", f"[dim]skipped: {why}[/]")
                 report.item(e.name, "skipped", None, why)
                 continue
