@@ -23,7 +23,7 @@ from cudaenv.cli.common import (
 from cudaenv.cli.progress import Reporter
 from cudaenv.errors import SpecError
 
-# only the agent's sandbox: the grader's is always local
+# the agent's sandbox; the grader's is local unless an exploit names a pool for both (Exploit.pooled)
 AgentSandboxOpt = Annotated[str, typer.Option("--sandbox", help=f"agent sandbox: {BACKEND_NAMES}")]
 
 

@@ -33,10 +33,12 @@ class DockerSandboxPool:
     ``release()``) gives it back, and the pool removes it and starts a new one.
 
     ``start()`` (or ``with``) first reaps orphans (:func:`reap_orphans_once`), then starts
-    ``size`` containers. ``acquire()`` starts the pool if needed, lends an idle container if
-    there is one, else starts one cold (it never waits for the background); each acquire and
-    release tops the idle containers up to ``size`` in the background. A release returns at
-    once: removing the container happens in the background too.
+    ``size`` containers. ``acquire()`` starts the pool if needed and lends an idle container
+    if there is one; else it waits for a container already starting in the background that no
+    other caller waits for (never longer than a cold start), else starts one cold. Each
+    acquire and release tops the idle containers up to ``size`` in the background. A release
+    returns at once: the container is removed in the background (apart from the starts, so
+    removals never delay them).
     """
 
     def __init__(self, image: str = EVAL_IMAGE, size: int = 4, **options: Any) -> None:
@@ -45,10 +47,12 @@ class DockerSandboxPool:
         self.size = size
         self._idle: deque[Container] = deque()
         self._lent: set[Container] = set()
-        self._starting = 0
-        self._lock = threading.Lock()
+        self._starting = 0  # background starts in flight
+        self._waiting = 0  # acquirers waiting for one of them
+        self._lock = threading.Condition()
         self._start_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
+        self._remover: ThreadPoolExecutor | None = None
         self._closed = False
 
     def start(self) -> DockerSandboxPool:
@@ -58,8 +62,9 @@ class DockerSandboxPool:
                 return self
             reap_orphans_once(self.options.base_url)
             self._executor = ThreadPoolExecutor(
-                max_workers=max(2, min(self.size, 4)), thread_name_prefix="cudaenv-pool"
+                max_workers=max(1, min(self.size, 4)), thread_name_prefix="cudaenv-pool-start"
             )
+            self._remover = ThreadPoolExecutor(max_workers=2, thread_name_prefix="cudaenv-pool-rm")
             with self._lock:
                 self._starting += self.size
             futures = [self._executor.submit(self._new_idle) for _ in range(self.size)]
@@ -74,9 +79,11 @@ class DockerSandboxPool:
         except BaseException:
             with self._lock:
                 self._starting -= 1
+                self._lock.notify_all()  # a waiter may now have to start its own
             raise
         with self._lock:
             self._starting -= 1
+            self._lock.notify_all()
             if not self._closed:
                 self._idle.append(box)
                 return
@@ -90,20 +97,36 @@ class DockerSandboxPool:
             need = self.size - len(self._idle) - self._starting
             self._starting += max(0, need)
         for _ in range(need):
-            fut = self._executor.submit(self._new_idle)
+            try:
+                fut = self._executor.submit(self._new_idle)
+            except RuntimeError:  # closing: its executor takes no more work
+                return
             fut.add_done_callback(lambda f: f.exception())  # a failed start: acquire goes cold
 
     def acquire(self) -> DockerSandbox:
-        """Lend a new sandbox: an idle container if any, else a cold start."""
+        """Lend a new sandbox: an idle one, one starting that no one waits for, or a cold one."""
         if self._closed:
             raise SandboxClosedError("the pool is closed")
         self.start()
         with self._lock:
+            if not self._idle and self._starting > self._waiting:
+                self._waiting += 1
+                try:
+                    while not (self._idle or self._closed) and self._starting >= self._waiting:
+                        self._lock.wait()
+                finally:
+                    self._waiting -= 1
             box = self._idle.popleft() if self._idle else None
-        if box is None:
+        if box is None and not self._closed:
             box = Container.started(self.options)
         with self._lock:
-            self._lent.add(box)
+            closed = self._closed
+            if not closed and box is not None:
+                self._lent.add(box)
+        if closed or box is None:
+            if box is not None:
+                box.remove()
+            raise SandboxClosedError("the pool is closed")
         self._top_up()
         return DockerSandbox._wrap(box, self._retire)
 
@@ -115,12 +138,12 @@ class DockerSandboxPool:
         """A lent container came back: remove it (in the background) and top up."""
         with self._lock:
             self._lent.discard(box)
-            executor = None if self._closed else self._executor
-        if executor is None:
+            remover = None if self._closed else self._remover
+        if remover is None:
             box.remove()
             return
         try:
-            executor.submit(self._remove_quietly, box)
+            remover.submit(self._remove_quietly, box)
         except RuntimeError:  # the pool is closing: its executor takes no more work
             box.remove()
             return
@@ -138,8 +161,10 @@ class DockerSandboxPool:
             boxes = list(self._idle) + list(self._lent)
             self._idle.clear()
             self._lent.clear()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)  # pending starts see _closed and remove theirs
+            self._lock.notify_all()
+        for executor in (self._executor, self._remover):
+            if executor is not None:  # pending starts see _closed and remove theirs
+                executor.shutdown(wait=True)
         errors = []
         for box in boxes:
             try:

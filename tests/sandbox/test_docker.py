@@ -171,12 +171,12 @@ def test_the_exec_server_is_out_of_the_sandbox_users_reach(client: object) -> No
             "ps -eo pid=,user=,args= | grep '[e]xec_server.py' | grep -v init", timeout=10
         )
         pid, user = ps.stdout.split()[:2]
-        assert user != "agent", ps.stdout
         attach = (
             "import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True); "
-            "r = libc.ptrace(16, int(sys.argv[1]), None, None); "
-            "print(r, os.strerror(ctypes.get_errno()))"
-        )
+            "pid = int(sys.argv[1]); r = libc.ptrace(16, pid, None, None); "
+            "print(r, os.strerror(ctypes.get_errno())); "
+            "r == 0 and (os.waitpid(pid, 0x40000000), libc.ptrace(17, pid, None, 18))"
+        )  # PTRACE_ATTACH; where it worked, PTRACE_DETACH with SIGCONT
         res = box.exec(f'python3 -c "{attach}" {pid}', timeout=10)
         assert res.stdout.strip() == "-1 Operation not permitted", res
         for probe in (f"kill -0 {pid}", f"kill -STOP {pid}", f"cat /proc/{pid}/environ"):
@@ -187,6 +187,7 @@ def test_the_exec_server_is_out_of_the_sandbox_users_reach(client: object) -> No
         caps = box.exec("grep -E '^Cap(Eff|Prm)' /proc/self/status", timeout=10).stdout.split()
         assert caps[1::2] == ["0000000000000000", "0000000000000000"], caps
         assert box.exec("echo still served", timeout=10).stdout == "still served\n"
+        assert user != "agent", ps.stdout
 
 
 def test_externally_killed_container(client: object) -> None:
