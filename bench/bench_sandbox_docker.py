@@ -1,9 +1,12 @@
 """Docker sandbox latencies, side by side in one run (medians, milliseconds).
 
 Why: the exec server and the warm pool exist only because ``docker exec`` and cold starts
-are slow; this shows by how much, on this machine. Needs dockerd and the test image.
+are slow; this shows by how much, on this machine. Needs dockerd and the test image. The pool
+rows are what a pool's caller waits for; a pool never lends a container twice, so the "back
+to back" row is bounded by how fast the engine starts containers.
 
     PYTHONPATH=. python bench/bench_sandbox_docker.py [--image cudaenv-sandbox-test:latest] [-n 100]
+    PYTHONPATH=. python bench/bench_sandbox_docker.py --pool-only [--pause-s 2]
 """
 
 from __future__ import annotations
