@@ -74,6 +74,7 @@ class _Grading:
     carried: CarriedChecks | None = None  # checks another grade ran on these inputs
     sandboxes: list[Sandbox] = field(default_factory=list)
     snapshot: Snapshot | None = None  # the workspace as the build left it
+    fresh: bool = True  # every sandbox the factory gave was fresh: outcomes may be cached
 
     def __post_init__(self) -> None:
         self.gpu = gpu_info()
@@ -92,6 +93,7 @@ class _Grading:
     def sandbox(self) -> Sandbox:
         box = self.factory()
         self.sandboxes.append(box)
+        self.fresh = self.fresh and box.fresh  # asked before anything runs in it
         return box
 
     def fail(self, reason: str) -> Verdict:
@@ -231,7 +233,8 @@ class _Grading:
         test = guarded(box, "test", p.test_command, self.test_env(box), once)
         v.suspected_hack.extend(forged)  # forge_results / skip_checks
         tampered = self.settle(box, "test run")  # before the cache: a tampering run is not kept
-        if key is not None and self.tests is not None and not forged and not tampered:
+        # only a run in a sandbox nothing ran in before is trusted for later gradings
+        if key is not None and self.tests is not None and self.fresh and not (forged or tampered):
             self.tests.put(key, test)
         return test, tampered
 

@@ -178,6 +178,15 @@ class Sandbox(ABC):
         return None
 
     @property
+    def fresh(self) -> bool:
+        """Whether nothing has run here yet: the sandbox is new (a pool never lends one
+        twice) and no command has run in it. The grader asks when it takes a sandbox from its
+        factory, before using it: only a grading whose sandboxes were fresh then writes what
+        later gradings trust (the test-outcome cache); one handed a used sandbox still grades,
+        uncached. False where a backend cannot tell."""
+        return False
+
+    @property
     def toolchain_id(self) -> str:
         """Names the toolchain builds here use (part of the build-cache key): "host" by default."""
         return "host"
