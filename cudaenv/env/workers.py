@@ -202,8 +202,8 @@ class Worker:
         while True:
             try:
                 call_id, data = self._conn.recv()
-            except (EOFError, OSError, pickle.UnpicklingError):
-                break
+            except (EOFError, OSError, pickle.UnpicklingError, TypeError, ValueError):
+                break  # TypeError/ValueError: the sender closed the connection under us (stop)
             if call_id == PONG:
                 self._ping_at = None
                 continue
