@@ -79,13 +79,12 @@ def test_grade_skips_and_reports_a_binary_file_and_grades_the_rest(
     out = tmp_path / "out"
     args = ["grade", str(sol_dir.parent), "--source", str(cpu_problem_dir.parent)]
     result = runner.invoke(app, [*args, "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "Traceback" not in result.output and "skipped:" in result.output
-    assert "a.out: not UTF-8 text" in result.output
+    assert result.exit_code == 1, result.output  # as for a pack's bad line: the rest graded
+    assert "Traceback" not in result.output and "skipped a.out: not UTF-8 text" in result.output
     (record,) = [json.loads(x) for x in (out / "graded.jsonl").read_text().splitlines()]
     assert record["verdict"]["passed"] is True
     summary = json.loads((out / "summary.json").read_text())
-    assert [Path(s.split(":")[0]).name for s in summary["skipped_files"]] == ["a.out"]
+    assert len(summary["rejected_lines"]) == 1 and "a.out" in summary["rejected_lines"][0]
 
 
 def test_grade_unknown_task_is_an_error(tmp_path: Path, cpu_problem_dir: Path) -> None:

@@ -39,13 +39,11 @@ if TYPE_CHECKING:
     from cudaenv.grading.release_gate import ValidationRow
 
 
-def _solutions_from(
-    path: Path, rejected: list[SpecError], skipped: list[str] | None = None
-) -> list[Solution]:
+def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
     """A solutions datapack (malformed lines go to ``rejected``, the rest are graded), or a
     directory with one sub-directory of files per task_id (a file that cannot be read as
-    UTF-8 text, a binary left beside the sources, is named in ``skipped`` and the rest of
-    its solution graded)."""
+    UTF-8 text, a binary left beside the sources, goes to ``rejected`` too, and the rest of
+    its solution is graded)."""
     if path.is_file():
         from cudaenv.problems.datapack import read_solution_datapack
 
@@ -62,8 +60,7 @@ def _solutions_from(
                 content = f.read_bytes().decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
-                if skipped is not None:
-                    skipped.append(f"{f}: {why}")
+                rejected.append(SpecError(f"skipped {f.name}: {why}", source=str(f)))
                 continue
             files.append(SourceFile(path=f.relative_to(sub).as_posix(), content=content))
         sols.append(Solution(task_id=sub.name, files=files))
@@ -87,9 +84,7 @@ def grade_cmd(
 ) -> None:
     """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable:
     a rerun grades what is missing and what failed for infrastructure reasons). Malformed
-    lines of a pack are reported by line number and the rest graded (exit 1); files of a
-    directory that are not UTF-8 text are reported (``summary["skipped_files"]``) and the
-    rest graded."""
+    lines of a pack are reported by line number and the rest graded (exit 1)."""
     from cudaenv.grading.grader import grade
     from cudaenv.grading.summary import Graded, summarise
     from cudaenv.problems.loader import load_suite
@@ -100,10 +95,7 @@ def grade_cmd(
     options = sandbox_options(sandbox, image, gpus, isolation)
     suite = load_suite(source)
     rejected: list[SpecError] = []
-    skipped: list[str] = []
-    sols = _solutions_from(solutions, rejected, skipped)
-    for line in skipped:
-        err_console.print(f"skipped: {line}", soft_wrap=True, markup=False)
+    sols = _solutions_from(solutions, rejected)
     ks = [int(x) for x in split_csv(k) or ["1"]]
     missing = sorted({s.task_id for s in sols} - set(suite.ids))
     if missing:  # before --out is created: a bad input leaves nothing behind
@@ -162,7 +154,6 @@ def grade_cmd(
     summary = summarise(rows, ks)
     summary["interrupted"] = bool(stop["signals"])
     summary["rejected_lines"] = [str(exc) for exc in rejected]
-    summary["skipped_files"] = skipped
     write_summary(out, summary)
     console.print(summary_table(summary, ks, f"grade {solutions.name} on {source}"))
     for line in left_out(summary):
