@@ -150,6 +150,10 @@ class Gateway:
         server = await asyncio.get_running_loop().create_unix_server(
             self._door(gate), sock=sock, backlog=64
         )
+        if token not in self._session_servers:  # closed while it was being served
+            server.close()
+            gate.close_all()
+            return
         self._session_servers[token] = (server, gate)
 
     def _end_listener(self, token: str) -> None:
