@@ -7,9 +7,13 @@ prefix stability is checked against. Every tool call of a reply goes to ``env.st
 as the SDK object, malformed arguments included: the env answers those with an error
 observation, which is the feedback the model needs.
 
-Retries are ours, not the SDK's (``max_retries=0``): rate limits (429), server errors (5xx),
-connection failures and unparseable replies back off exponentially for ``max_attempts``
-tries; then :class:`~cudaenv.errors.AgentError`. Other client errors (400, 401) fail at once.
+Retries are ours, not the SDK's (``max_retries=0``): rate limits (429), 408, 409, server
+errors (5xx), connection failures and timeouts, and unparseable replies back off exponentially
+for ``max_attempts`` tries; then :class:`~cudaenv.errors.ModelServerError`: the server's
+failure, an infrastructure fault (:mod:`cudaenv.faults`), never the model's. A key or model
+name the server refuses (401, 403, 404) is one too, at once; a request refused as malformed
+(400, 413, 422: the conversation outgrew the context) is the agent's
+(:class:`~cudaenv.errors.AgentError`).
 
 ``training=True`` is the mode for RL: history is never rewritten (each request extends the
 previous one exactly; an episode that outgrows ``context_tokens`` ends truncated with
@@ -35,7 +39,8 @@ from cudaenv.agents.episode import NUDGE, Episode
 from cudaenv.agents.sampling import DEFAULT_SAMPLING, Sampling
 from cudaenv.agents.turns import TRAINING_EXTRA_BODY
 from cudaenv.env.tokens import count_tokens
-from cudaenv.errors import AgentError, MissingExtraError, SpecError
+from cudaenv.errors import AgentError, MissingExtraError, ModelServerError, SpecError
+from cudaenv.faults import retryable_status, status_fault
 
 if TYPE_CHECKING:
     from cudaenv.env.core import CudaEnv
@@ -74,7 +79,7 @@ class OpenAIAgent:
             one object instead.
         max_turns: model replies per episode; a reply without tool calls counts too. When
             they run out the workspace is submitted and the trajectory marked truncated.
-        max_attempts: tries per model request before AgentError.
+        max_attempts: tries per model request before ModelServerError.
         backoff_s / max_backoff_s: first retry delay, doubled per try, capped.
         context_tokens: conversation budget; the oldest tool outputs are elided beyond it
             (the system prompt and the task are never touched).
@@ -212,25 +217,30 @@ class OpenAIAgent:
         return resp
 
     def _retry_delay(self, exc: Exception, attempt: int) -> float:
-        """Seconds to wait before the next try; raises AgentError when there is none."""
+        """Seconds to wait before the next try; raises (module docstring) when there is none."""
         openai = _openai()
-        retryable = (
-            openai.RateLimitError,
-            openai.InternalServerError,
-            openai.APIConnectionError,
-            openai.APIResponseValidationError,
-            json.JSONDecodeError,
-            _BadResponse,
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+        transient = (status is not None and retryable_status(status)) or isinstance(
+            exc,
+            openai.APIConnectionError  # timeouts included
+            | openai.APIResponseValidationError
+            | json.JSONDecodeError
+            | _BadResponse,
         )
-        if isinstance(exc, retryable):
+        if transient:
             if attempt < self.max_attempts:
                 return self._delay(attempt, exc)
-            raise AgentError(
+            raise ModelServerError(
                 f"model request failed after {self.max_attempts} attempts: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        if isinstance(exc, openai.APIStatusError):
-            raise AgentError(f"model request rejected ({exc.status_code}): {exc.message}") from exc
+        if status is not None:
+            message = getattr(exc, "message", str(exc))
+            if status_fault(status) == "infrastructure":
+                raise ModelServerError(
+                    f"the model server refused the request ({status}): {message}"
+                ) from exc
+            raise AgentError(f"model request rejected ({status}): {message}") from exc
         raise exc
 
     def complete(

@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 
 def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
     """A solutions datapack (malformed lines go to ``rejected``, the rest are graded), or a
-    directory with one sub-directory of files per task_id."""
+    directory with one sub-directory of files per task_id (a file that cannot be read as
+    UTF-8 text, a binary left beside the sources, goes to ``rejected`` too, and the rest of
+    its solution is graded)."""
     if path.is_file():
         from cudaenv.problems.datapack import read_solution_datapack
 
@@ -52,11 +54,17 @@ def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
         raise SourceNotFoundError(f"solutions {path} do not exist")
     sols = []
     for sub in sorted(p for p in path.iterdir() if p.is_dir()):
-        files = [
-            SourceFile(path=f.relative_to(sub).as_posix(), content=f.read_text(encoding="utf-8"))
-            for f in sorted(sub.rglob("*"))
-            if f.is_file()
-        ]
+        files = []
+        for f in sorted(sub.rglob("*")):
+            if not f.is_file():
+                continue
+            try:
+                content = f.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+                rejected.append(SpecError(f"skipped {f.name}: {why}", source=str(f)))
+                continue
+            files.append(SourceFile(path=f.relative_to(sub).as_posix(), content=content))
         sols.append(Solution(task_id=sub.name, files=files))
     return sols
 

@@ -23,7 +23,7 @@ from cudaenv.env.external import ExternalDriving, Instruction
 from cudaenv.env.info import terminal_info
 from cudaenv.env.instructions import SYSTEM_PROMPT, task_text, with_tools
 from cudaenv.env.messages import join_observations, reply_messages, step_records
-from cudaenv.env.modes import can_optimize, check_mode
+from cudaenv.env.modes import RESET_OPTIONS, can_optimize, check_mode, reset_options
 from cudaenv.env.run_tool import run_reply
 from cudaenv.env.text import MAX_OBS_CHARS, clip, text_space, to_charset
 from cudaenv.env.tokens import count_tokens
@@ -39,8 +39,6 @@ from cudaenv.problems.suite import Suite
 from cudaenv.sandbox import make_sandbox
 from cudaenv.sandbox import sandbox_options as check_sandbox_options
 from cudaenv.sandbox.base import Sandbox
-
-RESET_OPTIONS = frozenset({"task_id", "mode"})
 
 
 class CudaEnv(ExternalDriving, gym.Env[str, str]):
@@ -230,8 +228,8 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
                 ``tools`` (list of OpenAI function schemas, as ``env.tools``).
 
         Raises:
-            SpecError: an option other than ``task_id`` and ``mode``, or a task_id that is
-                not a string. ProblemNotFoundError: an unknown task_id (naming close
+            SpecError: options that are not a dict, an option other than ``task_id``
+                and ``mode``, or a task_id that is not a string. ProblemNotFoundError: an unknown task_id (naming close
                 matches). ModeError: an unknown mode, optimize mode without a benchmark and
                 baseline, repair mode without ``repair_solution``. These three are raised
                 before the running episode is touched. SandboxError: the sandbox failed.
@@ -239,7 +237,7 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         super().reset(seed=seed)
         if seed is not None:
             self.action_space.seed(seed)
-        opts = dict(options or {})
+        opts = reset_options(options)
         if unknown := sorted(set(opts) - RESET_OPTIONS):
             raise SpecError(
                 f"unknown reset option(s) {unknown}; expected {sorted(RESET_OPTIONS)}",

@@ -1,18 +1,23 @@
 """One episode as a unit of work: the job, running it, and its result as data.
 
-Failure classes (for RL sample masking and honest evaluation):
+Failure classes (for RL sample masking and honest evaluation), by the one rule of
+:mod:`cudaenv.faults`:
 
 - ``ok``: the episode ran and was graded (or truncated without grading); its reward is the
   policy's, pass or fail.
-- ``agent_error``: the agent raised :class:`~cudaenv.errors.AgentError` (model endpoint gone
-  after retries, no reference for the oracle): the agent's failure, reward 0.
-- ``infrastructure``: anything else that went wrong (sandbox, env, grading machinery, a
-  worker process that died and stayed dead after retries, an unexpected exception), or a
-  verdict with ``failure="infrastructure"``. Never counted as a policy failure.
+- ``agent_error``: the agent's failure, reward 0: :class:`~cudaenv.errors.AgentError` (a
+  request the model server refused as malformed, no reference for the oracle, a CLI that
+  is not installed).
+- ``infrastructure``: the model server or the gateway failed
+  (:class:`~cudaenv.errors.ModelServerError`), or the sandbox, the env, the grading
+  machinery, a worker process that died and stayed dead after retries; an exception cudaenv
+  did not raise on purpose (logged with its traceback); or a verdict with
+  ``failure="infrastructure"``. Never counted as a policy failure, run again on resume.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -22,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from cudaenv.env.trajectory import Trajectory
-from cudaenv.errors import AgentError, SpecError
+from cudaenv.errors import SpecError
+from cudaenv.faults import fault_of, is_unexpected
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem
 
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
     from cudaenv.agents.base import Agent
     from cudaenv.env.core import CudaEnv
 
+log = logging.getLogger(__name__)
 Status = Literal["ok", "agent_error", "infrastructure"]
 AgentSpec = str | Mapping[str, Any] | Callable[[], Any]
 
@@ -135,10 +142,11 @@ def run_job(
         if env is None:
             env = cudaenv.make(problem, **{**env_options, **job.env_options})
         traj = agent.run(env, seed=job.attempt)
-    except AgentError as exc:
-        status, error = "agent_error", _describe(exc)
-    except Exception as exc:  # everything else is an infrastructure fault
-        status, error = "infrastructure", _describe(exc)
+    except Exception as exc:  # classified by the one rule of cudaenv.faults
+        status = "agent_error" if fault_of(exc) == "agent" else "infrastructure"
+        error = _describe(exc)
+        if is_unexpected(exc):
+            log.error("episode %s: unexpected exception (infrastructure)", job.key, exc_info=exc)
     finally:
         if own and env is not None:
             try:

@@ -135,7 +135,9 @@ class ScriptedServer:
     Args:
         script: replies played in order; once used up, ``default`` (else the last) repeats.
         fail_first: how many requests fail before the script starts.
-        failure: "500", "429" or "garbage" (a 200 with a body that is not JSON).
+        fail_from: every request from this one on (0-based) fails: the server breaks
+            mid-episode.
+        failure: "500", "429", "400", "401" or "garbage" (a 200 with a body that is not JSON).
         usage: (prompt_tokens, completion_tokens) reported per reply.
         prompt_ids_on: "response" (vLLM) or "choice" (SGLang): where ``prompt_token_ids`` go.
         responder: a function of the request body returning the reply; when given it answers
@@ -149,6 +151,7 @@ class ScriptedServer:
         script: Iterable[dict[str, Any]],
         *,
         fail_first: int = 0,
+        fail_from: int | None = None,
         failure: str = "500",
         default: dict[str, Any] | None = None,
         usage: tuple[int, int] = (100, 20),
@@ -161,6 +164,7 @@ class ScriptedServer:
         self.responses: list[dict[str, Any]] = []
         self._ids = itertools.count()  # per server: the same script gives the same ids
         self.fail_first = fail_first
+        self.fail_from = fail_from
         self.failure = failure
         self.default = default
         self.usage = usage
@@ -179,11 +183,12 @@ class ScriptedServer:
     def _next(self, body: dict[str, Any]) -> tuple[int, bytes, str]:
         with self._lock:
             self.requests.append(body)
-            if self.failures_sent < self.fail_first:
+            late = self.fail_from is not None and len(self.requests) > self.fail_from
+            if self.failures_sent < self.fail_first or late:
                 self.failures_sent += 1
                 if self.failure == "garbage":
                     return 200, b"{this is not json", "application/json"
-                code = 429 if self.failure == "429" else 500
+                code = int(self.failure)
                 err = {
                     "error": {"message": f"scripted {code}", "type": "server_error", "code": None}
                 }
