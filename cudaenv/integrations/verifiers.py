@@ -34,6 +34,7 @@ from typing import Any
 
 from cudaenv.env.modes import check_mode
 from cudaenv.errors import (
+    InfrastructureError,
     MissingExtraError,
     ModeError,
     ProblemNotFoundError,
@@ -208,8 +209,8 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
                 except asyncio.CancelledError:
                     cancelled_in_step = True
                     raise
-                except WorkerError as exc:  # the env's worker process died: not the model's
-                    raise vf.SandboxError(f"cudaenv worker failed: {exc}") from exc
+                except (WorkerError, InfrastructureError) as exc:  # never the model's fault
+                    raise vf.SandboxError(f"cudaenv infrastructure failed: {exc}") from exc
                 done = terminated or truncated
             if info.get("reward_valid") is False:
                 raise vf.SandboxError(f"cudaenv infrastructure failure: {info.get('reason')}")
