@@ -24,6 +24,8 @@ from typing import Any
 
 from cudaenv.env.modes import check_mode
 from cudaenv.errors import MissingExtraError, ModeError, ProblemNotFoundError, SpecError
+from cudaenv.integrations.skyrl_rows import plain as _plain
+from cudaenv.integrations.skyrl_rows import row_value as _row_value
 from cudaenv.problems.model import Mode
 
 try:
@@ -68,32 +70,6 @@ def text_system_prompt() -> str:
         "(several blocks run in order). The tools, as JSON schemas:\n"
         f"{schemas}"
     )
-
-
-def _plain(config: Any) -> dict[str, Any]:
-    """``env_config`` (an omegaconf DictConfig, a dict or None) as a plain dict."""
-    if config is None:
-        return {}
-    try:
-        from omegaconf import OmegaConf
-
-        if OmegaConf.is_config(config):
-            config = OmegaConf.to_container(config, resolve=True)
-    except ImportError:  # pragma: no cover - skyrl-gym depends on omegaconf
-        pass
-    if not isinstance(config, Mapping):
-        raise SpecError(
-            f"env_config must be a mapping, got {type(config).__name__}", field="env_config"
-        )
-    return dict(config)
-
-
-def _row_value(extras: Mapping[str, Any], key: str) -> Any:
-    """A row field: top level first, then ``extra_info`` (SkyRL's usual nesting)."""
-    if extras.get(key) is not None:
-        return extras[key]
-    info = extras.get("extra_info")
-    return info.get(key) if isinstance(info, Mapping) else None
 
 
 def _json_safe(info: Mapping[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ def text_system_prompt() -> str:
 
 
 def _plain(config: Any) -> dict[str, Any]:
-    from cudaenv.integrations.skyrl import _plain as plain
+    from cudaenv.integrations.skyrl_rows import plain
 
     return plain(config)
 
@@ -53,7 +53,7 @@ class QuestionTextEnv(BaseTextEnv):
 
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:
         super().__init__()
-        from cudaenv.integrations.skyrl import _row_value
+        from cudaenv.integrations.skyrl_rows import row_value as _row_value
         from cudaenv.questions.env import QuestionEnv
 
         config = _plain(env_config)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cudaenv.errors import SpecError
-from cudaenv.questions.model import HIDDEN_FIELDS, Question
+from cudaenv.questions.model import HIDDEN_FIELDS, Question, kind_counts
 
 FORMAT = "cudaenv-questions/1"
 QUESTIONS = "questions.jsonl"
@@ -33,8 +33,6 @@ def _line(obj: Any) -> str:
 def write_questions(questions: Iterable[Question], path: str | Path, *, source: str = "",
                     description: str | None = None) -> Path:  # fmt: skip
     """Write ``questions`` to ``path`` (a ``.tar.gz``)."""
-    from cudaenv.questions.suite import QuestionSuite
-
     items = list(questions)
     rows = [_line(q.row()) for q in items]
     answers = [_line(q.answers()) for q in items]
@@ -43,7 +41,7 @@ def write_questions(questions: Iterable[Question], path: str | Path, *, source: 
         "source": source,
         "description": description or "CUDA reasoning questions (cudaenv.questions)",
         "total_count": len(items),
-        "by_kind": QuestionSuite(items).by_kind(),
+        "by_kind": kind_counts(items),
         "task_id_hashes": {
             q.task_id: hashlib.md5(r.encode()).hexdigest() for q, r in zip(items, rows, strict=True)
         },

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -85,4 +86,20 @@ class Question(BaseModel):
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-__all__ = ["HIDDEN_FIELDS", "KINDS", "AnswerFormat", "Kind", "Question"]
+def kind_counts(questions: Iterable[Question]) -> dict[str, dict[str, Any]]:
+    """Per kind: the count, how many are verified, and the chance level (the mean over the
+    kind's questions of the probability that a uniform guess is right)."""
+    items = list(questions)
+    out: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        mine = [q for q in items if q.kind == kind]
+        if mine:
+            out[kind] = {
+                "count": len(mine),
+                "verified": sum(q.verified for q in mine),
+                "chance": round(sum(q.chance for q in mine) / len(mine), 6),
+            }
+    return out
+
+
+__all__ = ["HIDDEN_FIELDS", "KINDS", "AnswerFormat", "Kind", "Question", "kind_counts"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from cudaenv.errors import ProblemNotFoundError, SpecError
-from cudaenv.questions.model import KINDS, Question
+from cudaenv.questions.model import Question, kind_counts
 
 
 class QuestionSuite(Sequence[Question]):
@@ -90,18 +90,9 @@ class QuestionSuite(Sequence[Question]):
         return QuestionSuite([q for q in self._items if keep(q)], source=self.source)
 
     def by_kind(self) -> dict[str, dict[str, Any]]:
-        """Per kind: the count, how many are verified, and the chance level (the mean over the
-        kind's questions of the probability that a uniform guess is right)."""
-        out: dict[str, dict[str, Any]] = {}
-        for kind in KINDS:
-            items = [q for q in self._items if q.kind == kind]
-            if items:
-                out[kind] = {
-                    "count": len(items),
-                    "verified": sum(q.verified for q in items),
-                    "chance": round(sum(q.chance for q in items) / len(items), 6),
-                }
-        return out
+        """Per kind: the count, how many are verified, and the chance level
+        (:func:`cudaenv.questions.model.kind_counts`)."""
+        return kind_counts(self._items)
 
     def to_datapack(self, path: str | Path, *, description: str | None = None) -> Path:
         """Write the questions as a datapack (answers in their own file); see
