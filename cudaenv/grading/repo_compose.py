@@ -89,9 +89,10 @@ def _sections(path: str, data: bytes, names: list[str]) -> dict[str, Any] | None
         return None
 
 
-def compose(spec: RepoSpec, base: BaseTree, solution: Any) -> Composed:
+def compose(spec: RepoSpec, base: BaseTree, solution: Any, *, test_patch: bool = True) -> Composed:
     """The graded tree (see the module docstring); PatchRejected for a diff that cannot be
-    graded, SpecError when the task's own test patch does not apply."""
+    graded, SpecError when the task's own test patch does not apply. ``test_patch=False``
+    leaves the test patch out (the release gate's pass-to-pass run on the parent)."""
     patch, whole = solution_parts(solution)
     limit = spec.policy.max_patch_bytes
     size = len(patch or b"") + sum(len(f.content.encode("utf-8", "surrogateescape")) for f in whole)
@@ -135,8 +136,11 @@ def compose(spec: RepoSpec, base: BaseTree, solution: Any) -> Composed:
             if spec.is_build_file(path):
                 out.build_files.append(path)
         stage.restore(reset, base_files)
-        res = stage.apply(spec.test_patch.encode("utf-8", "surrogateescape"), check=False)
-        if res.returncode != 0:  # its paths are protected, so the base version is there
+        held_out = spec.test_patch.encode("utf-8", "surrogateescape") if test_patch else b""
+        res = stage.apply(held_out, check=False) if held_out else None
+        if (
+            res is not None and res.returncode != 0
+        ):  # its paths are protected, so the base version is there
             from cudaenv.errors import SpecError
 
             raise SpecError(

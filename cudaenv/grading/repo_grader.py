@@ -54,8 +54,16 @@ def repo_factory(sandbox: Any, options: Mapping[str, Any] | None) -> SandboxFact
 
 class _Run:
     def __init__(
-        self, problem: Problem, factory: SandboxFactory, compiler_cache: bool, use_prebuilt: bool
+        self,
+        problem: Problem,
+        factory: SandboxFactory,
+        compiler_cache: bool,
+        use_prebuilt: bool,
+        test_patch: bool = True,
+        phases: tuple[str, ...] = ("f2p", "p2p"),
     ) -> None:
+        self.test_patch = test_patch
+        self.phases = phases
         assert problem.repository is not None
         self.problem = problem
         self.spec: RepoSpec = problem.repository
@@ -103,7 +111,7 @@ class _Run:
         started = time.perf_counter()
         base = base_tree(spec)
         try:
-            composed = compose(spec, base, files)
+            composed = compose(spec, base, files, test_patch=self.test_patch)
         except PatchRejected as exc:
             v.stages["apply"] = StageResult(status="failed", reason=str(exc))
             return self.fail(str(exc))
@@ -168,6 +176,8 @@ class _Run:
         install_shims(test_box)
         outcomes: list[CheckOutcome] = []
         for phase, checks in (("f2p", spec.f2p), ("p2p", spec.p2p)):
+            if phase not in self.phases:
+                continue
             for i, check in enumerate(checks, 1):
                 name = f"{phase}-{i}"
                 out = run_check(test_box, spec, where, name, check, {})
@@ -179,8 +189,13 @@ class _Run:
         if build_failed:
             v.compiled = False
         failed = [o.name for o in outcomes if not o.passed]
-        missing = missing_ids(spec.fail_to_pass, [o for o in outcomes if o.name.startswith("f2p")])
-        missing += missing_ids(spec.pass_to_pass, outcomes)
+        missing = []
+        if "f2p" in self.phases:
+            missing += missing_ids(
+                spec.fail_to_pass, [o for o in outcomes if o.name.startswith("f2p")]
+            )
+        if "p2p" in self.phases:
+            missing += missing_ids(spec.pass_to_pass, outcomes)
         if failed:
             first = v.stages[failed[0]]
             return self.fail(f"{', '.join(failed)} failed; {failed[0]}: {first.reason}")
@@ -205,14 +220,18 @@ def grade_repository(
     sandbox_options: Mapping[str, Any] | None = None,
     compiler_cache: bool = True,
     prebuilt_tree: bool = True,
+    test_patch: bool = True,
+    phases: tuple[str, ...] = ("f2p", "p2p"),
     **_ignored: Any,
 ) -> Verdict:
     """Grade ``files`` (a patch: a ``patch`` Solution, its text; or whole files) as a fix of
     the repository task ``problem`` (see the module docstring). Never raises: a fault of the
     machinery is an infrastructure verdict. ``prebuilt_tree=False`` configures and builds from
-    scratch (what :mod:`bench` compares a re-grade against)."""
+    scratch (what :mod:`bench` compares a re-grade against). ``test_patch=False`` and
+    ``phases`` select a partial run (the release gate's pass-to-pass run on the parent)."""
     started = time.perf_counter()
-    run = _Run(problem, repo_factory(sandbox, sandbox_options), compiler_cache, prebuilt_tree)
+    factory = repo_factory(sandbox, sandbox_options)
+    run = _Run(problem, factory, compiler_cache, prebuilt_tree, test_patch, tuple(phases))
     run.verdict.mode = mode
     try:
         verdict = run.run(files)
