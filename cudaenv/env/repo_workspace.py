@@ -16,24 +16,20 @@ agent's ``.git`` is never read.
 
 from __future__ import annotations
 
-import io
-import os
-import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from cudaenv.errors import SandboxError
-from cudaenv.grading.repo_prebuild import prebuilt
+from cudaenv.grading.repo_prebuild import prebuilt, stable_workspace
 from cudaenv.grading.repo_sandbox import probe, unpack
 from cudaenv.problems.model import Mode, Problem, Solution
-from cudaenv.problems.paths import check_relative_path
-from cudaenv.problems.repo_base import Staging, base_tree
+from cudaenv.problems.repo_base import base_tree
+from cudaenv.problems.repo_diff import extract, patch_solution, tree_patch
 from cudaenv.problems.repo_model import RepoSpec
 from cudaenv.sandbox.base import Sandbox
 
 COLLECT = ".cudaenv-collect.tar"
-IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/", ".cudaenv-*")
 
 
 def seed(box: Sandbox, problem: Problem, factory: Callable[[], Sandbox] | None) -> bool:
@@ -43,7 +39,7 @@ def seed(box: Sandbox, problem: Problem, factory: Callable[[], Sandbox] | None) 
     base = base_tree(spec)
     unpack(box, base.checkout_tar.read_bytes())
     used = False
-    if factory is not None:
+    if factory is not None and stable_workspace(factory):
         pre = prebuilt(spec, base, factory)
         if pre.usable_in(probe(box)):
             unpack(box, pre.archive.read_bytes())
@@ -56,39 +52,6 @@ def _spec(problem: Problem) -> RepoSpec:
     if problem.repository is None:
         raise ValueError(f"{problem.task_id} is not a repository task")
     return problem.repository
-
-
-def _extract(data: bytes, dest: Path) -> None:
-    """Unpack the sandbox's tar without trusting it: regular files and directories at safe
-    paths first, symlinks last and never followed; anything else is left out."""
-    links: list[tuple[str, str]] = []
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for m in tar:
-            try:
-                rel = check_relative_path(m.name)
-            except ValueError:
-                continue
-            path = dest / rel
-            if any(p.is_symlink() for p in [path, *path.parents] if dest in p.parents):
-                continue
-            if m.isdir():
-                path.mkdir(parents=True, exist_ok=True)
-            elif m.isfile():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fh = tar.extractfile(m)
-                path.write_bytes(fh.read() if fh else b"")
-                os.chmod(path, 0o755 if m.mode & 0o111 else 0o644)
-            elif m.issym():
-                links.append((rel, m.linkname))
-    for rel, target in links:
-        path = dest / rel
-        if (
-            not path.exists()
-            and not path.is_symlink()
-            and not any(p.is_symlink() for p in path.parents if dest in p.parents)
-        ):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(target, path)
 
 
 def collect(box: Sandbox, problem: Problem) -> Solution:
@@ -104,51 +67,10 @@ def collect(box: Sandbox, problem: Problem) -> Solution:
     if not res.ok:
         raise SandboxError(f"could not pack the workspace: {(res.stderr or res.stdout)[-300:]}")
     data = box.read_file(COLLECT)
-    base = base_tree(spec)
     with tempfile.TemporaryDirectory(prefix="cudaenv-collect-") as tmp:
-        root = Path(tmp)
-        tree = root / "tree"
-        tree.mkdir()
-        _extract(data, tree)
-        excludes = root / "exclude"
-        excludes.write_text("\n".join([f"/{spec.build_dir}/", *IGNORED]) + "\n")
-        stage = Staging(base, root / "git")
-        where = [
-            "-c",
-            "core.bare=false",
-            "-c",
-            f"core.excludesFile={excludes}",
-            "--work-tree",
-            str(tree),
-        ]
-        stage.git([*where, "add", "-A"])
-        binary = []
-        for status, path in stage.changed():
-            f = tree / path
-            if status != "D" and f.is_file() and not f.is_symlink():
-                try:
-                    f.read_bytes().decode("utf-8")
-                except UnicodeDecodeError:
-                    binary.append(path)
-        attrs = root / "attributes"
-        attrs.write_text("".join(f"/{p} binary\n" for p in binary))
-        stage.env["GIT_ATTR_NOSYSTEM"] = "1"
-        patch = stage.git(
-            [
-                "-c",
-                f"core.attributesFile={attrs}",
-                "diff",
-                "--cached",
-                "--binary",
-                "--full-index",
-                "--no-renames",
-                base.commit,
-            ]
-        ).stdout
-    text = patch.decode("utf-8", "replace")
-    if not text.strip():
-        return Solution(task_id=problem.task_id, type="file", files=[])
-    return Solution(task_id=problem.task_id, type="patch", patch=text)
+        tree = Path(tmp)
+        extract(data, tree)
+        return patch_solution(problem.task_id, tree_patch(spec, tree))
 
 
 def task_text(problem: Problem, mode: Mode) -> str:

@@ -29,7 +29,13 @@ from cudaenv.errors import CudaEnvError
 from cudaenv.grading.build import SandboxFactory, sandbox_factory
 from cudaenv.grading.repo_checks import CheckOutcome, install_shims, missing_ids, run_check
 from cudaenv.grading.repo_compose import Composed, PatchRejected, compose
-from cudaenv.grading.repo_prebuild import Prebuilt, ccache_dir, prebuilt, run_build
+from cudaenv.grading.repo_prebuild import (
+    Prebuilt,
+    ccache_dir,
+    prebuilt,
+    run_build,
+    stable_workspace,
+)
 from cudaenv.grading.repo_sandbox import changed_protected, pack, probe, unpack
 from cudaenv.grading.verdict import StageResult, Verdict
 from cudaenv.problems.model import Problem
@@ -124,11 +130,10 @@ class _Run:
             )[-4000:],
             reason=None if composed.kept else "the diff changes nothing that is graded",
         )
-        pre = (
-            prebuilt(spec, base, self.factory, compiler_cache=self.compiler_cache)
-            if self.use_prebuilt
-            else None
-        )
+        pre = None
+        if self.use_prebuilt and stable_workspace(self.factory):
+            pre = prebuilt(spec, base, self.factory, compiler_cache=self.compiler_cache)
+
         test_box = self.box()
         where = probe(test_box)
         trusted = not composed.build_files

@@ -81,6 +81,20 @@ def build_env(where: Probe, cache: Path | None) -> dict[str, str]:
     return env
 
 
+def stable_workspace(factory: SandboxFactory) -> bool:
+    """Whether sandboxes from ``factory`` see their workspace at one path (bubblewrap's and a
+    container's ``/workspace``; not rlimits-only isolation, where it is each one's host
+    directory): only then can a build tree made in one be used in another."""
+    paths = set()
+    for _ in range(2):
+        box = factory()
+        try:
+            paths.add(probe(box).inner)
+        finally:
+            box.close()
+    return len(paths) == 1
+
+
 def build_steps(spec: RepoSpec) -> list[tuple[str, str | None]]:
     return [("configure", spec.configure_command), ("build", spec.build_command)]
 
@@ -171,4 +185,4 @@ def _make(spec: RepoSpec, base: BaseTree, box: Sandbox, root: Path, compiler_cac
             sibling.close()
 
 
-__all__ = ["Prebuilt", "build_env", "ccache_dir", "prebuilt", "run_build"]
+__all__ = ["Prebuilt", "build_env", "ccache_dir", "prebuilt", "run_build", "stable_workspace"]
