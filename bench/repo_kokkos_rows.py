@@ -61,7 +61,7 @@ PULLS = [
         ),
         "build_targets": ["Kokkos_CoreUnitTest_CTestDevice"],
         "f2p_commands": [f"{CTEST_DEVICE} --gtest_filter='ctest_environment_DeathTest.*'"],
-        "p2p_commands": ["ctest --test-dir build -R 'Kokkos_CoreUnitTest_CTestDevice$'"],
+        "p2p_commands": [f"{CTEST_DEVICE} --gtest_filter='ctest_environment.*'"],
         "FAIL_TO_PASS": [
             f"ctest_environment_DeathTest.{n}"
             for n in ("invalid_rank", "no_type_str", "missing_type", "no_id_str", "invalid_id_str")

@@ -115,15 +115,15 @@ def _config(problem: Problem, image: str, agent_timeout_s: float, cpus: int, mem
 
 
 def metadata(problem: Problem, squashed: str) -> dict:
-    """The row as SWE-kokkos-bench's ``metadata.json`` carries it (base = the squashed commit
-    the image holds; ``source_base_commit`` the repository's own)."""
+    """The row as SWE-kokkos-bench's ``metadata.json`` carries it: the repository's own base
+    commit (the image holds it squashed: ``squashed_commit``)."""
     spec = problem.repository
     assert spec is not None
     return {
         "instance_id": problem.task_id,
         "repo": spec.repo,
-        "base_commit": squashed,
-        "source_base_commit": spec.base_commit,
+        "base_commit": spec.base_commit,
+        "squashed_commit": squashed,
         "problem_statement": problem.prompt,
         "configure_command": spec.configure_command,
         "build_command": spec.build_command,

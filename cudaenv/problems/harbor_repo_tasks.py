@@ -8,8 +8,9 @@ The repository comes from a local clone when there is one (``repo_path`` in the 
 ``$CUDAENV_REPOS_DIR``); otherwise the task's Dockerfile is built (``docker build``, its own
 context, no network) and the checkout is copied out of the image's working directory (the
 ``[environment] workdir`` of ``task.toml``, else the image's ``WORKDIR``). A checkout whose
-``.git`` holds ``base_commit`` is used as it is; one without history becomes a repository of
-one commit (build trees left out), which is then the task's base.
+``.git`` holds ``base_commit`` (or the ``squashed_commit`` our own export records) is used as
+it is; one without that history becomes a repository of one commit (build trees left out),
+which is then the task's base.
 """
 
 from __future__ import annotations
@@ -73,9 +74,10 @@ def _workdir(directory: Path, image: str) -> str:
     return found or "/"
 
 
-def checkout_from_image(directory: Path, base_commit: str, build_dir: str) -> tuple[Path, str]:
+def checkout_from_image(directory: Path, commits: list[str], build_dir: str) -> tuple[Path, str]:
     """Build the task's Dockerfile and copy its checkout out (cached per task directory's
-    environment); returns the repository and the commit to use as its base."""
+    environment); returns the repository and the commit to use as its base (the first of
+    ``commits`` the checkout holds, else its own squashed one)."""
     context = directory / "environment"
     digest = hashlib.sha256()
     for path in sorted(p for p in context.rglob("*") if p.is_file()):
@@ -93,11 +95,8 @@ def checkout_from_image(directory: Path, base_commit: str, build_dir: str) -> tu
             tmp = Path(tempfile.mkdtemp(prefix="import-", dir=dest.parent))
             try:
                 _docker("cp", f"{cid}:{workdir}/.", str(tmp / "repo"))
-                commit = (
-                    base_commit
-                    if _has_commit(tmp / "repo", base_commit)
-                    else _squash(tmp / "repo", build_dir)
-                )
+                held = [c for c in commits if c and _has_commit(tmp / "repo", c)]
+                commit = held[0] if held else _squash(tmp / "repo", build_dir)
                 shutil.rmtree(dest, ignore_errors=True)
                 (tmp / "repo").rename(dest)
                 done.write_text(json.dumps({"image": image, "workdir": workdir, "commit": commit}))
