@@ -123,6 +123,31 @@ def test_a_planted_reward_file_does_not_count(tmp_path: Path) -> None:
     assert v.passed is False and v.stages["test"].reason == "reward 0 < 1"
 
 
+REWRITING_SOLVE = """#!/bin/bash
+cat > "$CUDAENV_WORKSPACE/tests/test.sh" <<'EOF2'
+#!/bin/bash
+mkdir -p "$CUDAENV_WORKSPACE/.harbor/logs/verifier"
+echo '{"reward": 1}' > "$CUDAENV_WORKSPACE/.harbor/logs/verifier/reward.json"
+EOF2
+echo wrong > "$CUDAENV_WORKSPACE/out.txt"
+"""
+
+
+def test_a_build_step_that_rewrites_the_tests_scores_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's own solution/solve.sh (which the build runs) rewrites the hidden test.sh:
+    the tests are written back from the problem after the build, and the build fails."""
+    write_harbor_task(tmp_path, "greet")
+    p = load_suite(tmp_path)[0]
+    v = grade(p, {"solution/solve.sh": REWRITING_SOLVE}, build_cache=False, test_cache=False)
+    assert v.passed is False and "the build rewrote protected files ['tests/test.sh']" in v.reason
+    # the defence off: the rewritten test.sh would have graded the wrong output 1
+    monkeypatch.setattr("cudaenv.grading.build.restore_protected", lambda *a: [])
+    off = grade(p, {"solution/solve.sh": REWRITING_SOLVE}, build_cache=False, test_cache=False)
+    assert off.passed is True
+
+
 def test_json_reward_wins_over_text_and_a_missing_reward_fails(tmp_path: Path) -> None:
     both = "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\necho '{\"reward\": 0.5}' > /logs/verifier/reward.json\n"
     write_harbor_task(tmp_path / "a", "both", test=both)
