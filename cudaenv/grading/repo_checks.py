@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cudaenv.errors import SandboxError
 from cudaenv.grading.repo_reports import ReportError, TestCase, find, parse_report, summarise
 from cudaenv.grading.repo_sandbox import GRADER_PREFIX, Probe, step
 from cudaenv.grading.verdict import StageResult
@@ -48,7 +49,7 @@ def install_shims(box: Sandbox) -> None:
     box.write_file(f"{SHIM_DIR}/ctest", CTEST_SHIM)
     res = box.exec(f"chmod 755 {SHIM_DIR}/ctest", timeout=60)
     if not res.ok:
-        raise RuntimeError(f"cannot install the ctest shim: {res.stderr[-300:]}")
+        raise SandboxError(f"cannot install the ctest shim: {res.stderr[-300:]}")
 
 
 def _env(where: Probe, report_dir: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudaenv.errors import SandboxError
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.repo_base import blob_id
 from cudaenv.problems.repo_model import RepoSpec
@@ -46,7 +47,7 @@ def probe(box: Sandbox) -> Probe:
     )
     lines = res.stdout.splitlines()
     if len(lines) < 2:
-        raise RuntimeError(f"cannot probe the sandbox: {res.stderr[-300:]}")
+        raise SandboxError(f"cannot probe the sandbox: {res.stderr[-300:]}")
     return Probe(
         inner=lines[0], path=lines[1], ccache="ccache" in lines[2:], cmake="cmake" in lines[2:]
     )
@@ -68,7 +69,7 @@ def unpack(
     cmds.append(f"tar --no-same-owner {flags} {name} && rm -f {name}")
     res = box.exec(" && ".join(cmds), timeout=900)
     if not res.ok:
-        raise RuntimeError(
+        raise SandboxError(
             f"unpacking into the sandbox failed: {(res.stderr or res.stdout)[-500:]}"
         )
 
@@ -80,7 +81,7 @@ def pack(box: Sandbox, paths: list[str]) -> bytes:
     # POSIX format: sub-second modification times, which ninja and make compare
     res = box.exec(f"tar --format=posix -cf {name} --exclude={name} -- {quoted}", timeout=900)
     if not res.ok:
-        raise RuntimeError(f"packing {paths} failed: {(res.stderr or res.stdout)[-500:]}")
+        raise SandboxError(f"packing {paths} failed: {(res.stderr or res.stdout)[-500:]}")
     try:
         return box.read_file(name)
     finally:
