@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import configparser
 import io
+import subprocess
 import tarfile
 import tempfile
 import time
@@ -30,7 +31,7 @@ from typing import Any
 from cudaenv.errors import CudaEnvError
 from cudaenv.problems.model import Solution, SourceFile
 from cudaenv.problems.repo_base import BaseTree, Staging
-from cudaenv.problems.repo_model import RepoSpec
+from cudaenv.problems.repo_model import RepoSpec, patch_paths
 
 RUNNER_FILES = ("setup.cfg", "pyproject.toml")
 SKIP_MODES = ("120000", "160000")  # symlinks and submodules: no file content to compare
@@ -102,10 +103,7 @@ def compose(spec: RepoSpec, base: BaseTree, solution: Any, *, test_patch: bool =
     with tempfile.TemporaryDirectory(prefix="cudaenv-compose-") as tmp:
         stage = Staging(base, Path(tmp))
         if patch and patch.strip():
-            res = stage.apply(patch, check=False)
-            if res.returncode != 0:
-                why = res.stderr.decode(errors="replace").strip()[:600]
-                raise PatchRejected(f"the diff does not apply to the base commit: {why}")
+            _apply(stage, patch, base_files, Path(tmp))
         for f in whole:
             mode = base_files.get(f.path, ("100644", ""))[0]
             stage.put(
@@ -157,6 +155,41 @@ def compose(spec: RepoSpec, base: BaseTree, solution: Any, *, test_patch: bool =
             and not p.startswith(spec.build_dir + "/")
         }
     return out
+
+
+def _apply(stage: Staging, patch: bytes, base_files: dict[str, tuple[str, str]], tmp: Path) -> None:
+    """Apply the agent's diff as SWE-bench's harness does: ``git apply``, then with hunk
+    line counts recounted, then GNU ``patch`` with fuzz on the files it names; PatchRejected
+    when none applies."""
+    res = stage.apply(patch, check=False)
+    if res.returncode == 0:
+        return
+    why = res.stderr.decode(errors="replace").strip()[:600]
+    args = ["apply", "--cached", "--binary", "--recount", "--whitespace=nowarn", "-"]
+    if stage.git(args, data=patch, check=False).returncode == 0:
+        return
+    work = tmp / "fuzz"
+    touched = [p for p in patch_paths(patch.decode("utf-8", "replace")) if "\0" not in p]
+    for path in touched:
+        if path in base_files and base_files[path][0] not in SKIP_MODES:
+            dest = work / path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(stage.blob(base_files[path][1]))
+    work.mkdir(exist_ok=True)
+    cmd = ["patch", "-p1", "--force", "--fuzz=3", "--no-backup-if-mismatch"]
+    try:
+        done = subprocess.run(cmd, cwd=work, input=patch, capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PatchRejected(f"the diff does not apply to the base commit: {why}") from exc
+    if done.returncode != 0:
+        raise PatchRejected(f"the diff does not apply to the base commit: {why}")
+    for path in touched:
+        dest = work / path
+        if dest.is_file() and not dest.is_symlink():
+            mode = base_files.get(path, ("100644", ""))[0]
+            stage.put(path, dest.read_bytes(), "100755" if mode == "100755" else "100644")
+        elif path in base_files:
+            stage.remove(path)
 
 
 def _changes(stage: Staging) -> tuple[bytes, list[str]]:

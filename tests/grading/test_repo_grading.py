@@ -153,6 +153,27 @@ def test_compose_keeps_new_files_deletions_modes_and_symlinks(
     assert grade(p, {"src/calc.cpp": BUGGY}).passed is False
 
 
+def test_model_patches_apply_as_swe_bench_applies_them(
+    tmp_path: Path, calc: tuple[Path, list[dict]]
+) -> None:
+    """Wrong hunk line counts (recounted) and a stale context line (fuzz) still apply."""
+    _repo, (row, _) = calc
+    p = _problem(tmp_path, row)
+    spec = p.repository
+    assert spec is not None
+    gold = row["patch"]
+    miscounted = gold.replace("@@ -1,3 +1,3 @@", "@@ -1,4 +1,4 @@")
+    assert miscounted != gold
+    stale = gold.replace(" int mul(int a, int b)", " int mul(int x, int y)")
+    assert stale != gold
+    for patch in (miscounted, stale):
+        out = compose(spec, base_tree(spec), patch)
+        assert out.kept == ["src/calc.cpp"]
+        with tarfile.open(fileobj=io.BytesIO(out.changes)) as tar:
+            fh = tar.extractfile("src/calc.cpp")
+            assert fh is not None and b"a + b" in fh.read()
+
+
 @pytest.fixture
 def pycalc(tmp_path: Path) -> tuple[Path, dict]:
     return pytest_repo(tmp_path)
