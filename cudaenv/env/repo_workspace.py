@@ -58,9 +58,13 @@ def collect(box: Sandbox, problem: Problem) -> Solution:
     """The agent's diff against the base commit, as a ``patch`` Solution (a ``file`` Solution
     with no files when it changed nothing); see the module docstring."""
     spec = _spec(problem)
+    # build trees below the root (a CMakeCache.txt marks one) are left out; an in-source
+    # build at the root is not a reason to leave the whole checkout out
+    listing = "/tmp/cudaenv-build-trees"
     pack = (
-        f"tar --format=posix -cf {COLLECT} --exclude=./{COLLECT} --exclude=.git "
-        f"--exclude-tag-all=CMakeCache.txt --exclude=./{spec.build_dir} "
+        f"find . -mindepth 2 -name CMakeCache.txt -not -path './.git/*' -printf '%h\\n' "
+        f"> {listing}; tar --format=posix -cf {COLLECT} --exclude=./{COLLECT} --exclude=.git "
+        f"--exclude-from={listing} --exclude=./{spec.build_dir} "
         "--exclude=__pycache__ --exclude=.pytest_cache ."
     )
     res = box.exec(pack, timeout=600)
