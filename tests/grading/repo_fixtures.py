@@ -172,6 +172,7 @@ def cmake_repo(root: Path) -> tuple[Path, list[dict]]:
     return repo, [runtime, compile_row]
 
 
+PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q -p no:cacheprovider"
 PY_CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 PY_TEST_MUL = "from calc import mul\n\n\ndef test_mul():\n    assert mul(3, 4) == 12\n"
 PY_TEST_ADD = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -199,8 +200,9 @@ def pytest_repo(root: Path) -> tuple[Path, dict]:
         "problem_statement": "add() subtracts instead of adding.",
         "patch": diff(repo, {"calc.py": PY_CALC.replace("a - b", "a + b")}),
         "test_patch": diff(repo, {"tests/test_add.py": PY_TEST_ADD}),
-        "f2p_commands": ["python -m pytest -q -p no:cacheprovider tests/test_add.py"],
-        "p2p_commands": ["python -m pytest -q -p no:cacheprovider unit_tests/test_mul.py"],
+        # no plugins of this machine's Python (loading them costs seconds per run)
+        "f2p_commands": [f"{PYTEST} tests/test_add.py"],
+        "p2p_commands": [f"{PYTEST} unit_tests/test_mul.py"],
         "FAIL_TO_PASS": ["tests/test_add.py::test_add"],
         "PASS_TO_PASS": ["unit_tests/test_mul.py::test_mul"],
         "metadata": {"failure_stage": "runtime"},
