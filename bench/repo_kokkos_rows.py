@@ -2,7 +2,7 @@
 requests, out of a local clone or mirror (no network). The rows are written where you say,
 never into this repository.
 
-    python bench/repo_kokkos_rows.py --repo /path/to/kokkos.git --out /tmp/kokkos-rows.jsonl
+    python bench/repo_kokkos_rows.py --repo /path/to/kokkos.git --out rows/kokkos.jsonl
 
 Each row's base is the merge's first parent; the pull request's diff is split into the test
 patch (its ``unit_test`` paths) and the production patch (the rest). The problem statements
