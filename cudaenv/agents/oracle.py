@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 class OracleAgent:
     """Writes every reference file with ``write_file`` (a patch reference is applied with
-    ``patch -p1`` through ``bash``), then calls ``submit``."""
+    ``git apply``, else ``patch -p1``, through ``bash``), then calls ``submit``."""
 
     name = "oracle"
 
@@ -50,7 +50,10 @@ class OracleAgent:
             _, _, term, trunc, _ = env.step(
                 {
                     "tool": "bash",
-                    "args": {"command": "patch -p1 < .oracle.patch && rm -f .oracle.patch"},
+                    "args": {
+                        "command": "(git apply --whitespace=nowarn .oracle.patch || "
+                        "patch -p1 < .oracle.patch) && rm -f .oracle.patch"
+                    },
                 }
             )
             done = term or trunc

@@ -42,17 +42,29 @@ if TYPE_CHECKING:
 
 
 def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
-    """A solutions datapack (malformed lines go to ``rejected``, the rest are graded), or a
-    directory with one sub-directory of files per task_id (a file that cannot be read as
-    UTF-8 text, a binary left beside the sources, goes to ``rejected`` too, and the rest of
+    """A solutions datapack (malformed lines go to ``rejected``, the rest are graded), a
+    SWE-bench predictions JSONL, a ``<task_id>.patch`` file, or a directory with one
+    sub-directory of files (or one ``<task_id>.patch``) per task_id (a file that cannot be read
+    as UTF-8 text, a binary left beside the sources, goes to ``rejected`` too, and the rest of
     its solution is graded)."""
+    from cudaenv.problems.predictions import (
+        PATCH_SUFFIXES,
+        is_predictions,
+        read_patch_file,
+        read_predictions,
+    )
+
+    if is_predictions(path):
+        return read_predictions(path, rejected=rejected)
+    if path.is_file() and path.suffix in PATCH_SUFFIXES:
+        return [read_patch_file(path)]
     if path.is_file():
         from cudaenv.problems.datapack import read_solution_datapack
 
         return read_solution_datapack(path, rejected=rejected)
     if not path.is_dir():
         raise SourceNotFoundError(f"solutions {path} do not exist")
-    sols = []
+    sols = [read_patch_file(p) for p in sorted(path.iterdir()) if p.suffix in PATCH_SUFFIXES]
     for sub in sorted(p for p in path.iterdir() if p.is_dir()):
         files = []
         for f in sorted(sub.rglob("*")):
@@ -107,8 +119,9 @@ def grade_cmd(
     solutions: Annotated[
         Path,
         typer.Argument(
-            help="solutions datapack (.tar.gz), directory <task_id>/<files>, or an eval run "
-            "directory (its samples' final files are graded again)"
+            help="solutions datapack (.tar.gz), SWE-bench predictions (.jsonl), "
+            "<task_id>.patch, a directory of <task_id>/<files> or <task_id>.patch, or an eval "
+            "run directory (its samples' final files are graded again)"
         ),
     ],
     source: Annotated[
@@ -268,8 +281,10 @@ def validate(
     seed: Annotated[int, typer.Option("--seed", help="which --sample")] = 0,
 ) -> None:
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails, and
-    a generated problem's mutants fail where its tests run (``validate generated --sample N``)."""
+    a generated problem's mutants fail where its tests run (``validate generated --sample N``);
+    a repository task's six transitions (``cudaenv.rollout.repo_gate``)."""
     from cudaenv.grading.release_gate import validate_problem
+    from cudaenv.rollout.repo_gate import validate_repository
     from cudaenv.sandbox.base import declare_workers
 
     options = sandbox_options(sandbox, image, gpus, isolation)
@@ -286,7 +301,11 @@ def validate(
     with progress as report, ThreadPoolExecutor(workers) as pool:
         futs = [
             pool.submit(
-                timed(validate_problem), p, sandbox=sandbox, sandbox_options=options, rounds=rounds
+                timed(validate_repository if p.repository is not None else validate_problem),
+                p,
+                sandbox=sandbox,
+                sandbox_options=options,
+                rounds=rounds,
             )
             for p in suite
         ]

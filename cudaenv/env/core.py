@@ -254,6 +254,10 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         files = self._start_files()
         for f in files:
             self._sandbox.write_file(f.path, f.content)
+        if problem.repository is not None:  # a checkout and its build tree, not files
+            from cudaenv.env.repo_workspace import seed
+
+            seed(self._sandbox, problem, self._grading_factory())
         paths = sorted(f.path for f in files)
         task = to_charset(task_text(problem, mode, paths, repair_verdict=self._repair_verdict))
         text = with_tools(task)
@@ -381,8 +385,9 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         """:meth:`step` on the shared bounded thread pool; one call at a time per env."""
         return await self._offload.run(self.step, action)
 
-    def workspace_solution(self) -> list[SourceFile]:
-        """The workspace's text files minus unchanged visible files, sources first."""
+    def workspace_solution(self) -> list[SourceFile] | Solution:
+        """The workspace's text files minus unchanged visible files, sources first (for a
+        repository task: the checkout's diff, a Solution)."""
         return collect_solution(self.sandbox, self.problem)
 
     def _grade(self) -> Verdict:
@@ -409,9 +414,7 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         # process rewriting files, a CPU or GPU hog slowing the baseline's timing) outlives the
         # episode into the grading window
         self._close_sandbox()
-        sandbox = self._grading_sandbox
-        # the agent's sandbox may have network (CLI agents reach their model server); grading never
-        options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
+        sandbox, options = self._grading_target()
         request = GradeRequest(
             problem=self.problem,
             files=files,
@@ -424,6 +427,19 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
             return self.grader(request)
         except Exception as exc:
             return masked(f"grading raised {type(exc).__name__}: {exc}")
+
+    def _grading_target(self) -> tuple[str | Callable[[], Sandbox], dict[str, Any]]:
+        """Where grading runs: the grading sandbox and its options (never the network; the
+        agent's sandbox may have it: CLI agents reach their model server)."""
+        options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
+        return self._grading_sandbox, options
+
+    def _grading_factory(self) -> Callable[[], Sandbox]:
+        """Sandboxes made as grading makes them (a repository task's pre-built tree)."""
+        from cudaenv.grading.repo_grader import repo_factory
+
+        sandbox, options = self._grading_target()
+        return repo_factory(sandbox, None if callable(sandbox) else options)
 
     def render(self) -> str | None:  # type: ignore[override]
         if self.render_mode != "ansi" or self.trajectory is None:

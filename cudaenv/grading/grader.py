@@ -28,6 +28,7 @@ from cudaenv.grading.gpu_clocks import ClockSampler
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
+from cudaenv.grading.repo_grader import grade_repository
 from cudaenv.grading.reward_files import clear_rewards, reward_stage
 from cudaenv.grading.speed_of_light import assess
 from cudaenv.grading.stages import (
@@ -385,6 +386,15 @@ def grade(
     baseline, which may deliberately avoid the API the problem asks for).
     ``carried``: check stages another grade ran on the same inputs (:mod:`cudaenv.grading.carried`).
     """
+    if problem.repository is not None:  # its own recipe: cudaenv.grading.repo_grader
+        return grade_repository(
+            problem,
+            files,
+            mode=mode,
+            sandbox=sandbox,
+            sandbox_options=sandbox_options,
+            compiler_cache=compiler_cache,
+        )
     started = time.perf_counter()
     tools = list(SANITIZER_TOOLS[:1]) if sanitizer is True else list(sanitizer or [])
     try:

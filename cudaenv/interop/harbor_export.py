@@ -288,7 +288,20 @@ def export_problem(
     memory_mb: int = DEFAULT_MEMORY_MB,
     overwrite: bool = False,
 ) -> Path:
-    """Write one Harbor task directory under ``out_dir``; returns its path."""
+    """Write one Harbor task directory under ``out_dir``; returns its path (a repository
+    task in SWE-kokkos-bench's layout: :mod:`cudaenv.interop.harbor_repo`)."""
+    if problem.repository is not None:
+        from cudaenv.interop.harbor_repo import REPO_IMAGE, export_repo_task
+
+        return export_repo_task(
+            problem,
+            out_dir,
+            image=REPO_IMAGE if image == DEFAULT_IMAGE else image,
+            agent_timeout_s=agent_timeout_s,
+            cpus=cpus,
+            memory_mb=memory_mb,
+            overwrite=overwrite,
+        )
     clash = [f.path for f in problem.context_files if f.path in _BUILD_FILES]
     if clash:
         raise SpecError(

@@ -22,8 +22,10 @@ from pydantic import (
 )
 
 from cudaenv.problems.paths import check_relative_path, check_unique
+from cudaenv.problems.repo_model import RepoSpec
 
-ProblemType = Literal["cuda_cpp", "cuda_python"]
+#: "repository": a whole repository at a base commit, solved by a diff (``repository``)
+ProblemType = Literal["cuda_cpp", "cuda_python", "repository"]
 #: what an episode asks for: write it, make the baseline faster, or fix the broken files
 #: ("answer" is the question env's one mode, cudaenv.questions: not a mode of a Problem)
 Mode = Literal["solve", "optimize", "repair", "answer"]
@@ -209,6 +211,8 @@ class Problem(BaseModel):
     # Harbor / repository tasks: the test command writes a reward file (workspace-relative)
     # and the test passes only if it exits 0 and the file says reward >= 1
     reward_file: str | None = None
+    # repository tasks (problem_type "repository"): the repository, test patch and checks
+    repository: RepoSpec | None = None
 
     _content_hash: str | None = PrivateAttr(default=None)
 
@@ -253,6 +257,8 @@ class Problem(BaseModel):
             clash = tests & {f.path for f in sol.files}
             if clash:
                 raise ValueError(f"{name} file(s) {sorted(clash)} collide with test_files")
+        if (self.problem_type == "repository") != (self.repository is not None):
+            raise ValueError("a repository problem needs 'repository', and only it has one")
         return self
 
     @property
@@ -291,8 +297,12 @@ class Problem(BaseModel):
     def to_record(self) -> dict[str, Any]:
         """The ComputeEval datapack record (``type``, normalised source_references)."""
         data = self.model_dump(
-            mode="json", by_alias=True, exclude={"allow_context_override", "reward_file"}
+            mode="json",
+            by_alias=True,
+            exclude={"allow_context_override", "reward_file", "repository"},
         )
+        if self.repository is not None:
+            data["repository"] = self.repository.model_dump(mode="json")
         if self.allow_context_override:
             data["allow_context_override"] = True
         if self.reward_file:
