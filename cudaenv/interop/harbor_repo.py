@@ -31,13 +31,13 @@ from pathlib import Path
 
 from cudaenv.env.repo_workspace import task_text
 from cudaenv.errors import CudaEnvError
-from cudaenv.interop.harbor_export import (
+from cudaenv.interop.harbor_files import (
     WORKDIR,
-    _test_script,
-    _write,
     task_dir_name,
+    test_script,
     to_toml,
     write_problem_dir,
+    write_text,
 )
 from cudaenv.problems.model import Problem
 from cudaenv.problems.repo_base import base_tree
@@ -159,24 +159,24 @@ def export_repo_task(
             raise CudaEnvError(f"{task} exists; pass overwrite=True (--force) to replace it")
         shutil.rmtree(task)
     base = base_tree(spec)
-    _write(task / "task.toml", _config(problem, image, agent_timeout_s, cpus, memory_mb))
+    write_text(task / "task.toml", _config(problem, image, agent_timeout_s, cpus, memory_mb))
     text = task_text(problem, "solve").replace(
         "The workspace is", f"The workspace (`{WORKDIR}`) is"
     )
-    _write(task / "instruction.md", text + "\n")
-    _write(task / "metadata.json", json.dumps(metadata(problem, base.commit), indent=1) + "\n")
-    _write(task / "environment" / "Dockerfile", _dockerfile(problem, image))
-    _write(task / "environment" / ".dockerignore", "Dockerfile\n.dockerignore\n")
+    write_text(task / "instruction.md", text + "\n")
+    write_text(task / "metadata.json", json.dumps(metadata(problem, base.commit), indent=1) + "\n")
+    write_text(task / "environment" / "Dockerfile", _dockerfile(problem, image))
+    write_text(task / "environment" / ".dockerignore", "Dockerfile\n.dockerignore\n")
     shutil.copyfile(base.checkout_tar, task / "environment" / "checkout.tar")
-    _write(task / "tests" / "test.sh", _test_script(problem, False), executable=True)
-    _write(task / "tests" / "test.patch", spec.test_patch)
+    write_text(task / "tests" / "test.sh", test_script(problem, False), executable=True)
+    write_text(task / "tests" / "test.patch", spec.test_patch)
     # the verifier's problem: the pristine base copy in the image, at its squashed commit
     inside = spec.model_copy(update={"source": BASE_COPY, "base_commit": base.commit})
     write_problem_dir(problem.model_copy(update={"repository": inside}), task / "tests" / "problem")
     if problem.solution is not None and problem.solution.patch:
-        _write(task / "solution" / "gold.patch", problem.solution.patch)
+        write_text(task / "solution" / "gold.patch", problem.solution.patch)
         body = SOLVE.format(task_id=problem.task_id, workdir=WORKDIR)
-        _write(task / "solution" / "solve.sh", body, executable=True)
+        write_text(task / "solution" / "solve.sh", body, executable=True)
     return task
 
 
