@@ -31,6 +31,7 @@ IMAGES = [
     (os.environ.get("CUDAENV_TEST_IMAGE", "cudaenv-sandbox-test:latest"), CPU),
     (os.environ.get("CUDAENV_EVAL_CPU_IMAGE", "cudaenv-eval-cpu:latest"), CPU),
     (os.environ.get("CUDAENV_AGENT_CPU_IMAGE", "cudaenv-agent-cpu:latest"), CPU),
+    (os.environ.get("CUDAENV_REPO_CPU_IMAGE", "cudaenv-repo-cpu:latest"), CPU),
     (os.environ.get("CUDAENV_CUDA_EVAL_IMAGE", "cudaenv-eval:local"), CUDA),
     (os.environ.get("CUDAENV_CUDA_AGENT_IMAGE", "cudaenv-agent:local"), CUDA),
     ("cudaenv-eval:latest", "docker build -f docker/Dockerfile.eval"),
