@@ -9,8 +9,8 @@ One problem becomes::
                  tests/problem/       the cudaenv problem directory (hidden tests, baseline)
                  solution/solve.sh    the oracle: writes the reference files into the workdir
 
-Only the context files enter the image; the hidden tests and the baseline travel in
-``tests/`` (Harbor uploads it after the agent phase) and the reference in ``solution/``.
+Only the context files enter the image; the hidden tests, the checker's files and the baseline
+travel in ``tests/`` (Harbor uploads it after the agent phase) and the reference in ``solution/``.
 The verifier runs in Harbor's separate verifier environment (``environment_mode =
 "separate"``, harbor >= 0.25): a fresh container built from ``environment/``, into which Harbor
 copies only the declared artifact, the agent's workspace. Nothing the agent left running sees
@@ -140,14 +140,14 @@ def _write(path: Path, text: str, *, executable: bool = False) -> None:
 def write_problem_dir(problem: Problem, dest: Path, *, with_solution: bool = False) -> Path:
     """Write ``problem`` as an authoring directory that ``load_problem_dir`` reads back equal."""
     spec = problem.to_record()
-    for field in ("context_files", "test_files", "baseline_solution"):
+    for field in ("context_files", "test_files", "check_files", "baseline_solution"):
         spec.pop(field, None)
     spec = {"task_id": spec.pop("task_id"), "problem_type": spec.pop("type"), **spec}
     _write(dest / SPEC_NAME, yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
     for f in problem.context_files:
         _write(dest / "context" / f.path, f.content)
-    for f in problem.test_files:
-        _write(dest / f.path, f.content)  # test files carry their test/ prefix
+    for f in (*problem.test_files, *problem.check_files):
+        _write(dest / f.path, f.content)  # test and check files carry their test/, check/ prefix
     sols: list[tuple[str, Solution | None]] = [("baseline", problem.baseline_solution)]
     if with_solution:
         sols.append(("solution", problem.solution))
