@@ -23,11 +23,12 @@ runner wrote. A problem's ``check/check.py`` is two functions and a call::
 The grader runs ``<checker.command> gen --stage S --seed N --dir D``, which writes
 ``D/manifest.txt`` (case names in run order) and ``D/<case>/<input>.npy``; after the runner's
 run it runs ``<checker.command> verify --stage S --seed N --dir D --outputs O``, whose last
-stdout line is ``{"passed": ..., "cases": ..., "failures": [...]}``. ``cases`` must be
-deterministic in ``rng``: ``verify`` calls it again with the same seed, so the checker needs
-no state between the two (``Case.meta`` holds checker-only data, never shown to the runner).
-An exception in ``cases`` or ``check`` is the checker's bug: a non-zero exit, which the grader
-reports as an infrastructure fault, never as the solution's failure.
+stdout line is ``{"passed": ..., "cases": ..., "failures": [...]}``. ``verify`` reads the cases
+back from ``D`` (the checker's own folder: the runner got a copy), so ``check`` sees exactly
+what the runner was given; ``cases`` draws everything from ``rng``, so a seed reproduces a run.
+Checker-only data (a tolerance, a secret constant) are constants of ``check.py``. An exception
+in ``cases`` or ``check`` is the checker's bug: a non-zero exit, which the grader reports as
+an infrastructure fault, never as the solution's failure.
 
 Outputs are untrusted files: :class:`Outputs` opens them without following links, only
 regular files, size-capped, with the dtype and shape checked from the header before any data
@@ -46,7 +47,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -89,11 +90,17 @@ def poison_of(dtype: Any) -> np.ndarray:
 def is_poison(arr: np.ndarray) -> np.ndarray:
     """Elementwise: does ``arr`` hold the poison bit pattern (bitwise, so NaNs compare)?"""
     size = arr.dtype.itemsize
-    return np.ascontiguousarray(arr).view(f"<u{size}") == POISON_BITS[size]
+    return _contiguous(arr).view(f"<u{size}") == POISON_BITS[size]
+
+
+def _contiguous(value: Any) -> np.ndarray:
+    """A C-contiguous array of ``value``, 0-d kept 0-d (``np.ascontiguousarray`` makes it 1-d)."""
+    arr = np.asarray(value)
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
 
 
 def _as_input(name: str, value: Any) -> np.ndarray:
-    arr = np.ascontiguousarray(np.asarray(value))
+    arr = _contiguous(value)
     if not NAME.match(name):
         raise ValueError(f"input name {name!r} is not [A-Za-z0-9_.-]+")
     if arr.dtype.newbyteorder("<").str not in DTYPES:
@@ -103,13 +110,11 @@ def _as_input(name: str, value: Any) -> np.ndarray:
 
 @dataclass
 class Case:
-    """One case: its name, the inputs the runner gets (arrays; Python or numpy scalars become
-    0-d arrays: give numpy scalars such as ``np.float32(2)`` to fix the dtype) and ``meta``,
-    data only the checker sees (a tolerance, an expected value)."""
+    """One case: its name and the inputs the runner gets (arrays; Python or numpy scalars
+    become 0-d arrays: give numpy scalars such as ``np.float32(2)`` to fix the dtype)."""
 
     name: str
     inputs: dict[str, Any]
-    meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
@@ -270,7 +275,7 @@ def ulps(got: np.ndarray, want: Any, what: str, max_ulps: int) -> list[str]:
     ints = f"<i{got.dtype.itemsize}"
 
     def ordered(x: np.ndarray) -> np.ndarray:  # monotone integer image of the floats
-        i = np.ascontiguousarray(x).view(ints).astype(np.int64)
+        i = _contiguous(x).view(ints).astype(np.int64)
         return np.where(i < 0, np.iinfo(ints).min - i, i)
 
     a, b = ordered(got), ordered(want)
@@ -301,6 +306,22 @@ def _write_inputs(made: list[Case], directory: str) -> None:
         fh.write("".join(f"{c.name}\n" for c in made))
 
 
+def _read_inputs(directory: str) -> list[Case]:
+    """The cases ``gen`` wrote to ``directory`` (trusted: only gen ever wrote there)."""
+    with open(os.path.join(directory, "manifest.txt")) as fh:
+        names = [line.strip() for line in fh if line.strip()]
+    made = []
+    for name in names:
+        folder = os.path.join(directory, name)
+        arrays = {
+            f[: -len(".npy")]: np.load(os.path.join(folder, f), allow_pickle=False)
+            for f in sorted(os.listdir(folder))
+            if f.endswith(".npy")
+        }
+        made.append(Case(name, arrays))
+    return made
+
+
 def _verify(made: list[Case], check: CheckFn, outputs: str) -> list[str]:
     failures: list[str] = []
     for case in made:
@@ -325,16 +346,17 @@ def main(cases: CasesFn, check: CheckFn, argv: list[str] | None = None) -> None:
     parser.add_argument("--dir", required=True)
     parser.add_argument("--outputs")
     args = parser.parse_args(argv)
-    made = cases(args.stage, stream(args.seed, args.stage))
-    names = [c.name for c in made]
-    if len(set(names)) != len(names) or not made:
-        raise ValueError(f"cases() must return uniquely named cases, got {names}")
     if args.command == "gen":
+        made = cases(args.stage, stream(args.seed, args.stage))
+        names = [c.name for c in made]
+        if len(set(names)) != len(names) or not made:
+            raise ValueError(f"cases() must return uniquely named cases, got {names}")
         _write_inputs(made, args.dir)
         print(json.dumps({"cases": len(made)}))
         return
     if args.outputs is None:
         parser.error("verify needs --outputs")
+    made = _read_inputs(args.dir)
     failures = _verify(made, check, args.outputs)
     report = {"passed": not failures, "cases": len(made), "failures": failures[:MAX_FAILURES]}
     if len(failures) > MAX_FAILURES:

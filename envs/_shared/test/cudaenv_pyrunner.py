@@ -122,7 +122,8 @@ class Case:
         """Write ``value`` (a host or device array, or a number) as ``out/<case>/<name>.npy``."""
         if not NAME.match(name):
             raise ValueError(f"bad output name {name!r}")
-        arr = np.ascontiguousarray(host(value))
+        arr = host(value)
+        arr = arr if arr.flags.c_contiguous else arr.copy(order="C")  # 0-d stays 0-d
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"output {name!r} is of type {arr.dtype} (numbers only)")
         os.makedirs(self._out(), exist_ok=True)
