@@ -47,6 +47,8 @@ IO_DIR = ".cudaenv-io"
 IO_ENV = "CUDAENV_IO"
 #: the most output bytes one run may hand the checker (bigger files are refused, not read)
 MAX_OUTPUT_BYTES = 1 << 30
+#: the least time each checker command gets (gen and verify of large cases take seconds)
+MIN_CHECKER_TIMEOUT_S = 60.0
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
 _OUTPUT = re.compile(rf"{_NAME}/{_NAME}\Z")
 _INPUT = re.compile(rf"(manifest\.txt|{_NAME}/{_NAME}\.npy)\Z")
@@ -117,7 +119,8 @@ class Checker:
     ) -> None:
         assert problem.checker is not None, "a split problem only"
         self.problem, self.spec = problem, problem.checker
-        self._make, self._env, self.timeout = make_sandbox, env, max(60.0, timeout)
+        self._make, self._env = make_sandbox, env
+        self.timeout = max(MIN_CHECKER_TIMEOUT_S, timeout)
         self._box: Sandbox | None = None
         self._runs = 0
 
@@ -190,7 +193,7 @@ class Checker:
         if res.truncated:
             run.refused.append("the outputs: too many entries to list")
             return
-        budget = MAX_OUTPUT_BYTES
+        budget = MAX_OUTPUT_BYTES  # read at call time (a test may lower it)
         for entry in filter(None, res.stdout.split("\0")):
             kind, size, rel = entry.split(" ", 2) if entry.count(" ") >= 2 else ("?", "0", entry)
             if kind == "d" and "/" not in rel:

@@ -148,7 +148,7 @@ class Outputs:
         try:
             case = _open_nofollow(top, self.case, os.O_RDONLY | os.O_DIRECTORY)
         except OutputError:
-            raise OutputError(f"no outputs at all for case {self.case}") from None
+            raise OutputError(f"{filename} is missing (no outputs at all for the case)") from None
         finally:
             os.close(top)
         try:
