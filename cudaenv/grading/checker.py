@@ -37,6 +37,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from cudaenv.errors import CudaEnvError
+from cudaenv.grading.gpu_work import Watch, judge_report
 from cudaenv.grading.stages import TOKEN_PREFIX, StageInfrastructureFault
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import Problem
@@ -83,11 +85,15 @@ class CheckedRun:
     inputs: dict[str, bytes]
     outputs: dict[str, bytes] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
+    # on a GPU, the profiler on the run (cudaenv.grading.gpu_work): its variables and report
+    watch: Watch | None = None
+    watch_env: dict[str, str] = field(default_factory=dict)
+    report: bytes | None = None
 
     @property
     def env(self) -> dict[str, str]:
         """What the runner's command gets (no seed, no secret: the inputs carry everything)."""
-        return {IO_ENV: IO_DIR}
+        return {IO_ENV: IO_DIR, **self.watch_env}
 
 
 def checker_digest(problem: Problem) -> str:
@@ -186,6 +192,11 @@ class Checker:
         """Take the outputs out of ``box``: call only when every process of the run is dead.
         Regular files named ``<case>/<name>`` are read (within :data:`MAX_OUTPUT_BYTES`); a
         link, a special file, a deeper path or an odd name is refused and listed."""
+        if run.watch is not None:  # the profiler's report, before the re-lay removes it
+            try:
+                run.report = box.read_file(run.watch.report)
+            except (OSError, CudaEnvError):
+                run.report = None
         res = box.exec(_LIST, timeout=60)
         if res.stdout.strip() == "REPLACED":
             run.refused.append(f"{IO_DIR}/out: replaced by something that is not a folder")
@@ -239,8 +250,14 @@ class Checker:
         lines = [f"[checker] {run.stage}: {report.cases} case(s), seed {run.seed}"]
         lines += [f"[checker] {m}" for m in report.failures]
         tail = "\n".join([stage.output_tail, *notes, *lines])[-4000:]
-        if report.passed:
+        off_gpu = judge_report(run.report, run.watch) if run.watch and report.passed else []
+        if report.passed and not off_gpu:
             return stage.model_copy(update={"seeds": seeds, "output_tail": tail})
+        if off_gpu:  # right outputs, but not computed by the GPU
+            reason = f"work not on the GPU: {off_gpu[0]}"
+            tail = "\n".join([tail, *(f"[gpu work] {m}" for m in off_gpu)])[-4000:]
+            update = {"status": "failed", "reason": reason, "seeds": seeds, "output_tail": tail}
+            return stage.model_copy(update=update)
         first = report.failures[0] if report.failures else "outputs rejected"
         more = f" (+{len(report.failures) - 1} more)" if len(report.failures) > 1 else ""
         return stage.model_copy(

@@ -26,6 +26,7 @@ from cudaenv.grading.checker import CheckedRun, Checker, Stage, checker_digest, 
 from cudaenv.grading.device_code import fixed_precision, narrow_python_names
 from cudaenv.grading.faults import guarded
 from cudaenv.grading.gpu_clocks import ClockSampler
+from cudaenv.grading.gpu_work import watch
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
@@ -125,12 +126,15 @@ class _Grading:
             self.fail(f"tampering: {found[0]}")
         return bool(found)
 
-    def checked_run(self, box: Sandbox, stage: Stage) -> CheckedRun | None:
-        """A split problem's next run, its fresh inputs laid in ``box``; None for others."""
+    def checked_run(self, box: Sandbox, stage: Stage, profiled: bool = False) -> CheckedRun | None:
+        """A split problem's next run, its fresh inputs laid in ``box``; None for others.
+        ``profiled``: on a GPU, the profiler watches each call (:mod:`.gpu_work`)."""
         if self.checker is None:
             return None
         run = self.checker.start(stage)
         self.checker.lay(box, run)
+        if profiled and self.gpu is not None:
+            run.watch, run.watch_env = watch(box)
         return run
 
     def judge(self, stage: StageResult, run: CheckedRun | None) -> StageResult:
@@ -237,7 +241,7 @@ class _Grading:
             if p.reward_file:
                 clear_rewards(box, p.reward_file)
             token = self.run_token()
-            runs[:] = [run] if (run := self.checked_run(box, "test")) else []
+            runs[:] = [run] if (run := self.checked_run(box, "test", profiled=True)) else []
             test, res = run_stage(
                 box,
                 p.test_command,

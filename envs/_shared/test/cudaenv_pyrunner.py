@@ -19,7 +19,7 @@ and its adapter ``test/run.py`` says how one case calls the solution::
     def test(case, solution):               # one case of stage "test"
         a = case.input("a")
         out = poisoned(a.shape, np.float32)
-        with case.call():                   # one solution call (NVTX range, then a sync)
+        with case.call(work=a.size > 0):    # one solution call (NVTX range, then a sync)
             solution.vector_add(a, out)
         case.output("out", out)             # device arrays are copied back here
 
@@ -135,9 +135,10 @@ class Case:
             fh.write(message[:1000] + "\n")
 
     @contextlib.contextmanager
-    def call(self) -> Iterator[None]:
-        """One solution call: inside an NVTX ``CALL_RANGE``, with its work synchronized."""
-        with nvtx_range(CALL_RANGE):
+    def call(self, work: bool = True) -> Iterator[None]:
+        """One solution call, its work synchronized; inside an NVTX ``CALL_RANGE`` (on a GPU
+        the grader checks it ran kernels) unless it has no ``work`` (empty inputs)."""
+        with nvtx_range(CALL_RANGE) if work else contextlib.nullcontext():
             yield
             _cuda().synchronize()
 

@@ -28,7 +28,7 @@
 // It compiles with plain g++ (CPU-only problems); under nvcc it adds device helpers:
 // DeviceArray<T> (RAII buffer: upload, download, poison), check()/sync() turning CUDA errors
 // into a failed case, and NVTX ranges (Range; the timed region is "bench_region", and each
-// solution call sits in a CALL_RANGE so the grader can see that the work ran on the GPU).
+// solution call sits in a Call, a CALL_RANGE, so the grader can see that its work ran on the GPU).
 // .npy files: little-endian, C order, dtypes <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1.
 #pragma once
 
@@ -326,15 +326,28 @@ inline int run(int argc, char** argv, CaseFn test, CaseFn perf = nullptr) {
 }
 
 #if defined(__CUDACC__)
-// The NVTX range of one solution call: the grader checks that each holds GPU work.
+// The NVTX range of one solution call: on a GPU the grader checks that each ran kernels.
 constexpr const char* CALL_RANGE = "cudaenv_call";
 
 // An NVTX range for its scope ("bench_region" is what a region-timed benchmark times).
 struct Range {
-    explicit Range(const char* name) { nvtxRangePushA(name); }
-    ~Range() { nvtxRangePop(); }
+    explicit Range(const char* name) : open_(name != nullptr) {
+        if (open_) nvtxRangePushA(name);
+    }
+    ~Range() {
+        if (open_) nvtxRangePop();
+    }
     Range(const Range&) = delete;
     Range& operator=(const Range&) = delete;
+
+private:
+    bool open_;
+};
+
+// One call of the solution, in a CALL_RANGE when it has work to do (a call on empty inputs
+// may rightly launch nothing).
+struct Call : Range {
+    explicit Call(bool has_work = true) : Range(has_work ? CALL_RANGE : nullptr) {}
 };
 
 // A CUDA error becomes a failed case.
@@ -390,6 +403,9 @@ private:
 constexpr const char* CALL_RANGE = "cudaenv_call";
 struct Range {
     explicit Range(const char*) {}
+};
+struct Call {
+    explicit Call(bool = true) {}
 };
 #endif
 

@@ -20,7 +20,7 @@ static void test_case(Case& c) {
     DeviceArray<float> x(c.input<float>("x")), y(c.input<float>("y")), z(zo + n + guard);
     z.poison();
     {
-        cudaenv::Range call(cudaenv::CALL_RANGE);
+        cudaenv::Call call(n > 0);  // on a GPU the grader checks that kernels ran in here
         axpby(n, c.scalar<float>("alpha"), x.get() + xo, c.scalar<float>("beta"), y.get() + yo,
               z.get() + zo);
         cudaenv::sync("axpby");
