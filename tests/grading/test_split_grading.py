@@ -273,3 +273,15 @@ def test_the_cpu_fixtures_are_split_and_grade_here() -> None:
     wrong = cudaenv.grade(add, {"solution.cpp": WRONG_ADD}, test_cache=False)
     assert ok.passed is True, ok
     assert wrong.passed is False and "pairs: add(a, b):" in wrong.reason, wrong.reason
+
+
+def test_the_baseline_pass_times_a_split_baseline_on_fresh_inputs(tmp_path: Path) -> None:
+    """The baseline-only pass (the baseline cache's one writer) lays each round's inputs from
+    the checker: the runner needs them, and no seed goes by the environment."""
+    from cudaenv.grading.baseline_pass import time_baseline
+
+    problem, log = split_problem(tmp_path)
+    timing = time_baseline(problem, sandbox_options=RLIMITS, rounds=2)
+    assert len(timing.samples_ms) == 2
+    runs = [line.split() for line in log.read_text().splitlines()]
+    assert [r[1] for r in runs] == ["perf", "perf"] and runs[0][2] != runs[1][2]
