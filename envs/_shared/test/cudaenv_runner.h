@@ -21,6 +21,7 @@
 //       const int n = c.scalar<int32_t>("n");
 //       ... run the solution ...
 //       c.output("y", y);                                 // out/<case>/y.npy
+//       c.output(cudaenv::Name("z%d", 3), z);             // a computed name: out/<case>/z3.npy
 //   }
 //   static void perf_case(cudaenv::Case& c) { ... }          // ./test.out --perf
 //   int main(int argc, char** argv) { return cudaenv::run(argc, argv, test_case, perf_case); }
@@ -30,18 +31,19 @@
 // into a failed case, and NVTX ranges (Range; the timed region is "bench_region", and each
 // solution call sits in a Call, a CALL_RANGE, so the grader can see that its work ran on the GPU).
 // .npy files: little-endian, C order, dtypes <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1.
+// Written without std::string or <stdexcept> on purpose: every grading compiles this header
+// with the solution, and C-style buffers keep that compile close to a plain harness's.
 #pragma once
 
 #include <cctype>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
-#include <string>
+#include <exception>
 #include <type_traits>
-#include <utility>
 #include <vector>
 #include <sys/stat.h>
 
@@ -53,8 +55,34 @@
 namespace cudaenv {
 
 // A case that cannot go on (bad input, a CUDA error): caught by run(), written to error.txt.
-struct CaseError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+// printf-style: throw cudaenv::CaseError("input %s is not a scalar", name);
+class CaseError : public std::exception {
+public:
+    explicit CaseError(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+        va_list args;
+        va_start(args, format);
+        std::vsnprintf(message_, sizeof message_, format, args);
+        va_end(args);
+    }
+    const char* what() const noexcept override { return message_; }
+
+private:
+    char message_[512];
+};
+
+// A short formatted name, e.g. an output per timed call: c.output(cudaenv::Name("z%d", r), z).
+class Name {
+public:
+    explicit Name(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+        va_list args;
+        va_start(args, format);
+        std::vsnprintf(text_, sizeof text_, format, args);
+        va_end(args);
+    }
+    operator const char*() const { return text_; }
+
+private:
+    char text_[128];
 };
 
 // Raw IEEE half-precision bits (.npy <f2), usable without cuda_fp16.h.
@@ -62,15 +90,17 @@ struct Half {
     uint16_t bits;
 };
 
-// The numpy dtype string of T (what .npy headers say).
+// The numpy dtype string of T (what .npy headers say): "<f4", "|i1", "|b1", ...
 template <class T>
-std::string dtype_str() {
-    if (std::is_same<T, bool>::value) return "|b1";
-    if (std::is_same<T, Half>::value) return "<f2";
+const char* dtype_str() {
     static_assert(std::is_arithmetic<T>::value || std::is_same<T, Half>::value,
                   "cudaenv: .npy arrays hold numbers");
-    const char kind = std::is_floating_point<T>::value ? 'f' : std::is_signed<T>::value ? 'i' : 'u';
-    return std::string(sizeof(T) == 1 ? "|" : "<") + kind + std::to_string(sizeof(T));
+    if (std::is_same<T, bool>::value) return "|b1";
+    if (std::is_same<T, Half>::value || (std::is_floating_point<T>::value && sizeof(T) == 2)) return "<f2";
+    if (std::is_floating_point<T>::value) return sizeof(T) == 4 ? "<f4" : "<f8";
+    static const char* const ints[2][4] = {{"|u1", "<u2", "<u4", "<u8"}, {"|i1", "<i2", "<i4", "<i8"}};
+    const int size = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+    return ints[std::is_signed<T>::value ? 1 : 0][size];
 }
 
 // The poison bit pattern output buffers are filled with (a NaN for floats), by item size; the
@@ -89,7 +119,7 @@ T poison_value() {
 
 // One .npy array: its dtype string, shape and raw bytes.
 struct Array {
-    std::string descr;
+    char descr[8] = {};
     std::vector<int64_t> shape;
     std::vector<char> data;
     int64_t count() const {
@@ -101,9 +131,9 @@ struct Array {
 
 namespace detail {
 
-inline std::vector<char> read_file(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw CaseError("cannot open " + path + ": " + std::strerror(errno));
+inline std::vector<char> read_file(const char* path) {
+    FILE* f = std::fopen(path, "rb");
+    if (!f) throw CaseError("cannot open %s: %s", path, std::strerror(errno));
     std::vector<char> bytes;
     char chunk[1 << 16];
     size_t got;
@@ -112,83 +142,88 @@ inline std::vector<char> read_file(const std::string& path) {
     return bytes;
 }
 
-inline void write_file(const std::string& path, const std::string& head, const void* data, size_t bytes) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    bool ok = f && std::fwrite(head.data(), 1, head.size(), f) == head.size() &&
+inline void write_file(const char* path, const char* head, size_t head_bytes, const void* data, size_t bytes) {
+    FILE* f = std::fopen(path, "wb");
+    bool ok = f && std::fwrite(head, 1, head_bytes, f) == head_bytes &&
               (bytes == 0 || std::fwrite(data, 1, bytes, f) == bytes);
     if (f) ok = std::fclose(f) == 0 && ok;
-    if (!ok) throw CaseError("cannot write " + path);
+    if (!ok) throw CaseError("cannot write %s", path);
 }
 
-inline void make_dir(const std::string& path) {
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
-        throw CaseError("cannot create " + path + ": " + std::strerror(errno));
+inline void make_dir(const char* path) {
+    if (::mkdir(path, 0755) != 0 && errno != EEXIST) throw CaseError("cannot create %s: %s", path, std::strerror(errno));
 }
 
-// The text after `key` in a .npy header dict, e.g. value_after(h, "'descr'") -> " '<f4', ...".
-inline std::string value_after(const std::string& header, const char* key) {
-    size_t at = header.find(key);
-    if (at == std::string::npos) throw CaseError(std::string("npy header lacks ") + key);
-    size_t colon = header.find(':', at);
-    if (colon == std::string::npos) throw CaseError("malformed npy header");
-    return header.substr(colon + 1);
+// The text after `key`'s colon in a .npy header dict (nullptr when the key is missing).
+inline const char* value_after(const char* header, const char* key) {
+    const char* at = std::strstr(header, key);
+    const char* colon = at ? std::strchr(at, ':') : nullptr;
+    return colon ? colon + 1 : nullptr;
 }
 
-inline Array parse_npy(const std::vector<char>& bytes, const std::string& path) {
-    if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-        throw CaseError(path + " is not a .npy file");
+inline Array parse_npy(const std::vector<char>& bytes, const char* path) {
+    if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) throw CaseError("%s is not a .npy file", path);
     const unsigned char* u = reinterpret_cast<const unsigned char*>(bytes.data());
     const bool wide = u[6] >= 2;  // format 2.0+: a 4-byte header length
     const size_t start = wide ? 12 : 10;
     const size_t hlen = wide ? (u[8] | u[9] << 8 | u[10] << 16 | (size_t)u[11] << 24) : (u[8] | u[9] << 8);
-    if (bytes.size() < start + hlen) throw CaseError(path + ": truncated header");
-    const std::string header(bytes.data() + start, hlen);
+    if (bytes.size() < start + hlen || hlen > 65535) throw CaseError("%s: bad header", path);
+    char header[65536];
+    std::memcpy(header, bytes.data() + start, hlen);
+    header[hlen] = '\0';
     Array a;
-    std::string d = value_after(header, "'descr'");
-    size_t q1 = d.find('\''), q2 = d.find('\'', q1 + 1);
-    if (q1 == std::string::npos || q2 == std::string::npos) throw CaseError(path + ": bad descr");
-    a.descr = d.substr(q1 + 1, q2 - q1 - 1);
-    if (value_after(header, "'fortran_order'").find("False") > 8)
-        throw CaseError(path + ": only C-order arrays are supported");
-    std::string s = value_after(header, "'shape'");
-    size_t open = s.find('('), close = s.find(')');
-    if (open == std::string::npos || close == std::string::npos) throw CaseError(path + ": bad shape");
-    for (size_t i = open + 1; i < close;) {
-        while (i < close && (s[i] == ' ' || s[i] == ',')) ++i;
-        if (i >= close) break;
+    const char* d = value_after(header, "'descr'");
+    const char* q1 = d ? std::strchr(d, '\'') : nullptr;
+    const char* q2 = q1 ? std::strchr(q1 + 1, '\'') : nullptr;
+    if (!q2 || q2 - q1 - 1 != 3) throw CaseError("%s: unsupported dtype", path);
+    std::memcpy(a.descr, q1 + 1, 3);
+    const char* order = value_after(header, "'fortran_order'");
+    while (order && *order == ' ') ++order;
+    if (!order || std::strncmp(order, "False", 5) != 0) throw CaseError("%s: only C-order arrays are supported", path);
+    const char* s = value_after(header, "'shape'");
+    s = s ? std::strchr(s, '(') : nullptr;
+    if (!s) throw CaseError("%s: bad shape", path);
+    for (++s; *s && *s != ')';) {
+        if (*s == ' ' || *s == ',') { ++s; continue; }
         char* end = nullptr;
-        const long long dim = std::strtoll(s.c_str() + i, &end, 10);
-        if (end == s.c_str() + i || dim < 0) throw CaseError(path + ": bad shape");
+        const long long dim = std::strtoll(s, &end, 10);
+        if (end == s || dim < 0) throw CaseError("%s: bad shape", path);
         a.shape.push_back(dim);
-        i = static_cast<size_t>(end - s.c_str());
+        s = end;
     }
-    const size_t item = a.descr.size() == 3 ? static_cast<size_t>(a.descr[2] - '0') : 0;
-    if (item == 0 || (a.descr[0] != '<' && a.descr[0] != '|'))
-        throw CaseError(path + ": unsupported dtype " + a.descr);
-    if (bytes.size() - start - hlen != static_cast<size_t>(a.count()) * item)
-        throw CaseError(path + ": data size does not match the header");
+    const size_t item = static_cast<size_t>(a.descr[2] - '0');
+    if (item < 1 || item > 8 || (a.descr[0] != '<' && a.descr[0] != '|')) throw CaseError("%s: unsupported dtype %s", path, a.descr);
+    if (bytes.size() - start - hlen != static_cast<size_t>(a.count()) * item) throw CaseError("%s: data size does not match the header", path);
     a.data.assign(bytes.begin() + start + hlen, bytes.end());
     return a;
 }
 
-inline std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape) {
-    std::string dims;  // () for a scalar, (3,) for one dimension, (2, 3) for more
-    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
-    if (shape.size() == 1) dims += ",";
-    std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
-    const size_t total = 10 + dict.size() + 1;  // magic, version, length, dict, newline
-    dict.append((64 - total % 64) % 64, ' ');
-    dict += '\n';
-    std::string head("\x93NUMPY\x01\x00", 8);
-    head += static_cast<char>(dict.size() & 0xFF);
-    head += static_cast<char>((dict.size() >> 8) & 0xFF);
-    return head + dict;
+// A version-1.0 .npy header for `descr` and `shape`, padded to 64 bytes; returns its length.
+inline size_t npy_header(char* out, size_t cap, const char* descr, const std::vector<int64_t>& shape) {
+    char dims[256] = "";  // () for a scalar, (3,) for one dimension, (2, 3) for more
+    size_t used = 0;
+    for (size_t i = 0; i < shape.size() && used < sizeof dims; ++i)
+        used += std::snprintf(dims + used, sizeof dims - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (shape.size() == 1) std::snprintf(dims + used, sizeof dims - used, ",");
+    char dict[512];
+    int len = std::snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, dims);
+    size_t total = 10 + len + 1;  // magic, version, length, dict, newline
+    const size_t pad = (64 - total % 64) % 64;
+    const size_t dict_len = len + pad + 1;
+    if (10 + dict_len > cap) throw CaseError("npy header too long");
+    std::memcpy(out, "\x93NUMPY\x01\x00", 8);
+    out[8] = static_cast<char>(dict_len & 0xFF);
+    out[9] = static_cast<char>((dict_len >> 8) & 0xFF);
+    std::memcpy(out + 10, dict, len);
+    std::memset(out + 10 + len, ' ', pad);
+    out[10 + dict_len - 1] = '\n';
+    return 10 + dict_len;
 }
 
-inline bool valid_name(const std::string& name) {
-    if (name.empty() || name[0] == '.') return false;
-    for (char ch : name)
-        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '-')) return false;
+inline bool valid_name(const char* name) {
+    if (!name || !*name || name[0] == '.' || std::strlen(name) > 200) return false;
+    for (const char* ch = name; *ch; ++ch)
+        if (!(std::isalnum(static_cast<unsigned char>(*ch)) || *ch == '_' || *ch == '.' || *ch == '-')) return false;
     return true;
 }
 
@@ -197,23 +232,32 @@ inline bool valid_name(const std::string& name) {
 // One case of the manifest: its inputs (read on first use) and where its outputs go.
 class Case {
 public:
-    Case(std::string io, std::string name) : io_(std::move(io)), name_(std::move(name)) {}
+    Case(const char* io, const char* name) {
+        std::snprintf(io_, sizeof io_, "%s", io);
+        std::snprintf(name_, sizeof name_, "%s", name);
+        loaded_.reserve(kMaxInputs);  // array() hands out references: never reallocated
+    }
+    Case(const Case&) = delete;
+    Case& operator=(const Case&) = delete;
 
-    const std::string& name() const { return name_; }
+    const char* name() const { return name_; }
 
     // Whether the case has an input called `input`.
     bool has(const char* input) const {
         struct stat st;
-        return ::stat(in_path(input).c_str(), &st) == 0;
+        return ::stat(path("in", input, ".npy").text, &st) == 0;
     }
 
     // The input `input` as read (dtype and shape in the Array); cached.
     const Array& array(const char* input) {
-        for (auto& kv : loaded_)
-            if (kv.first == input) return kv.second;
-        const std::string path = in_path(input);
-        loaded_.emplace_back(input, detail::parse_npy(detail::read_file(path), path));
-        return loaded_.back().second;
+        for (auto& entry : loaded_)
+            if (std::strcmp(entry.name, input) == 0) return entry.array;
+        const Path p = path("in", input, ".npy");
+        if (loaded_.size() == kMaxInputs) throw CaseError("more than %d inputs", (int)kMaxInputs);
+        loaded_.emplace_back();
+        std::snprintf(loaded_.back().name, sizeof loaded_.back().name, "%s", input);
+        loaded_.back().array = detail::parse_npy(detail::read_file(p.text), p.text);
+        return loaded_.back().array;
     }
 
     // The input's elements, flattened in C order; its dtype must be T's.
@@ -229,7 +273,7 @@ public:
     template <class T>
     T scalar(const char* name) {
         const Array& a = typed<T>(name);
-        if (a.count() != 1) throw CaseError(std::string("input ") + name + " is not a scalar");
+        if (a.count() != 1) throw CaseError("input %s is not a scalar", name);
         T value;
         std::memcpy(&value, a.data.data(), sizeof(T));
         return value;
@@ -239,46 +283,68 @@ public:
 
     // Write out/<case>/<name>.npy from `count` elements at `data` (shape {count} unless given).
     template <class T>
-    void output(const std::string& name, const T* data, size_t count, std::vector<int64_t> shape = {}) {
-        if (!detail::valid_name(name)) throw CaseError("bad output name " + name);
+    void output(const char* name, const T* data, size_t count, std::vector<int64_t> shape = {}) {
         if (shape.empty()) shape.push_back(static_cast<int64_t>(count));
-        out_dir();
-        detail::write_file(io_ + "/out/" + name_ + "/" + name + ".npy",
-                           detail::npy_header(dtype_str<T>(), shape), data, count * sizeof(T));
+        write(name, dtype_str<T>(), shape, data, count * sizeof(T));
     }
     template <class T>
-    void output(const std::string& name, const std::vector<T>& v, std::vector<int64_t> shape = {}) {
-        output(name, v.data(), v.size(), std::move(shape));
+    void output(const char* name, const std::vector<T>& v, std::vector<int64_t> shape = {}) {
+        output(name, v.data(), v.size(), shape);
     }
     // A 0-d output (a scalar result).
     template <class T>
-    void output_scalar(const std::string& name, T value) {
-        out_dir();
-        detail::write_file(io_ + "/out/" + name_ + "/" + name + ".npy",
-                           detail::npy_header(dtype_str<T>(), {}), &value, sizeof(T));
+    void output_scalar(const char* name, T value) {
+        write(name, dtype_str<T>(), {}, &value, sizeof(T));
     }
 
     // error.txt: why the case could not finish (the checker reports it as the case's failure).
-    void error(const std::string& message) {
+    void error(const char* message) {
         out_dir();
-        const std::string text = message.substr(0, 1000) + "\n";
-        detail::write_file(io_ + "/out/" + name_ + "/error.txt", text, nullptr, 0);
+        char text[1024];
+        const int len = std::snprintf(text, sizeof text, "%.1000s\n", message);
+        detail::write_file(path("out", "error", ".txt").text, text, (size_t)len, nullptr, 0);
     }
 
 private:
-    std::string in_path(const char* input) const { return io_ + "/in/" + name_ + "/" + input + ".npy"; }
-    void out_dir() { detail::make_dir(io_ + "/out/" + name_); }
+    static constexpr size_t kMaxInputs = 64;
+    struct Path {
+        char text[1024];
+    };
+    struct Loaded {
+        char name[208];
+        Array array;
+    };
+
+    Path path(const char* side, const char* file, const char* suffix) const {
+        Path p;
+        std::snprintf(p.text, sizeof p.text, "%s/%s/%s/%s%s", io_, side, name_, file, suffix);
+        return p;
+    }
+    void out_dir() const {
+        Path p;
+        std::snprintf(p.text, sizeof p.text, "%s/out/%s", io_, name_);
+        detail::make_dir(p.text);
+    }
+    void write(const char* name, const char* descr, const std::vector<int64_t>& shape, const void* data, size_t bytes) {
+        if (!detail::valid_name(name)) throw CaseError("bad output name %s", name ? name : "(null)");
+        out_dir();
+        char head[1024];
+        const size_t head_bytes = detail::npy_header(head, sizeof head, descr, shape);
+        detail::write_file(path("out", name, ".npy").text, head, head_bytes, data, bytes);
+    }
     template <class T>
     const Array& typed(const char* name) {
         const Array& a = array(name);
-        std::string want = dtype_str<T>();
-        if (a.descr != want && !(a.descr[0] == '<' && want[0] == '|' && a.descr.substr(1) == want.substr(1)))
-            throw CaseError(std::string("input ") + name + " has dtype " + a.descr + ", the runner reads " + want);
+        const char* want = dtype_str<T>();
+        // numpy writes one-byte types as |i1; <i1 means the same
+        if (std::strcmp(a.descr, want) != 0 && std::strcmp(a.descr + 1, want + 1) != 0)
+            throw CaseError("input %s has dtype %s, the runner reads %s", name, a.descr, want);
         return a;
     }
 
-    std::string io_, name_;
-    std::vector<std::pair<std::string, Array>> loaded_;
+    char io_[512];
+    char name_[256];
+    std::vector<Loaded> loaded_;
 };
 
 using CaseFn = void (*)(Case&);
@@ -289,24 +355,28 @@ inline int run(int argc, char** argv, CaseFn test, CaseFn perf = nullptr) {
     const bool is_perf = argc > 1 && std::strcmp(argv[1], "--perf") == 0;
     CaseFn fn = is_perf ? perf : test;
     const char* env = std::getenv("CUDAENV_IO");
-    const std::string io = env && *env ? env : ".cudaenv-io";
-    FILE* manifest = std::fopen((io + "/in/manifest.txt").c_str(), "r");
+    const char* io = env && *env ? env : ".cudaenv-io";
+    char path[1024];
+    std::snprintf(path, sizeof path, "%s/in/manifest.txt", io);
+    FILE* manifest = std::fopen(path, "r");
     if (!manifest) {
-        std::fprintf(stderr, "cudaenv runner: no %s/in/manifest.txt (the grader lays the inputs)\n", io.c_str());
+        std::fprintf(stderr, "cudaenv runner: no %s (the grader lays the inputs)\n", path);
         return 2;
     }
-    std::vector<std::string> names;
+    std::vector<std::vector<char>> names;
     char line[512];
     while (std::fgets(line, sizeof line, manifest)) {
-        std::string name(line);
-        while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
-        if (!name.empty()) names.push_back(name);
+        size_t len = std::strlen(line);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        if (len) names.emplace_back(line, line + len + 1);
     }
     std::fclose(manifest);
-    detail::make_dir(io + "/out");
-    for (const std::string& name : names) {
+    std::snprintf(path, sizeof path, "%s/out", io);
+    detail::make_dir(path);
+    for (const auto& entry : names) {
+        const char* name = entry.data();
         if (!detail::valid_name(name)) {
-            std::fprintf(stderr, "cudaenv runner: skipping bad case name\n");
+            std::fprintf(stderr, "cudaenv runner: skipping a bad case name\n");
             continue;
         }
         Case c(io, name);
@@ -314,7 +384,7 @@ inline int run(int argc, char** argv, CaseFn test, CaseFn perf = nullptr) {
             if (!fn) throw CaseError(is_perf ? "this runner has no perf cases" : "no test function");
             fn(c);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "case %s: %s\n", name.c_str(), e.what());
+            std::fprintf(stderr, "case %s: %s\n", name, e.what());
             try {
                 c.error(e.what());
             } catch (const std::exception&) {
@@ -352,7 +422,7 @@ struct Call : Range {
 
 // A CUDA error becomes a failed case.
 inline void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw CaseError(std::string(what) + ": CUDA error " + cudaGetErrorString(e));
+    if (e != cudaSuccess) throw CaseError("%s: CUDA error %s", what, cudaGetErrorString(e));
 }
 
 // After a solution call: a launch error or a fault in its kernels fails the case.

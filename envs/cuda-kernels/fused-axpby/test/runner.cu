@@ -49,7 +49,7 @@ static void perf_case(Case& c) {
         cudaenv::check(cudaDeviceSynchronize(), "timed calls");
     }
     cudaenv::sync("timed calls");
-    for (size_t r = 0; r < ns.size(); ++r) c.output("z" + std::to_string(r), zs[r].download(ns[r] + guard));
+    for (size_t r = 0; r < ns.size(); ++r) c.output(cudaenv::Name("z%zu", r), zs[r].download(ns[r] + guard));
 }
 
 int main(int argc, char** argv) { return cudaenv::run(argc, argv, test_case, perf_case); }
