@@ -134,11 +134,12 @@ namespace detail {
 inline std::vector<char> read_file(const char* path) {
     FILE* f = std::fopen(path, "rb");
     if (!f) throw CaseError("cannot open %s: %s", path, std::strerror(errno));
-    std::vector<char> bytes;
-    char chunk[1 << 16];
-    size_t got;
-    while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + got);
+    long size = std::fseek(f, 0, SEEK_END) == 0 ? std::ftell(f) : -1;
+    std::vector<char> bytes(size > 0 ? static_cast<size_t>(size) : 0);
+    const bool ok = size >= 0 && std::fseek(f, 0, SEEK_SET) == 0 &&
+                    std::fread(bytes.data(), 1, bytes.size(), f) == bytes.size();
     std::fclose(f);
+    if (!ok) throw CaseError("cannot read %s", path);
     return bytes;
 }
 
@@ -194,7 +195,8 @@ inline Array parse_npy(const std::vector<char>& bytes, const char* path) {
     const size_t item = static_cast<size_t>(a.descr[2] - '0');
     if (item < 1 || item > 8 || (a.descr[0] != '<' && a.descr[0] != '|')) throw CaseError("%s: unsupported dtype %s", path, a.descr);
     if (bytes.size() - start - hlen != static_cast<size_t>(a.count()) * item) throw CaseError("%s: data size does not match the header", path);
-    a.data.assign(bytes.begin() + start + hlen, bytes.end());
+    a.data.resize(bytes.size() - start - hlen);
+    if (!a.data.empty()) std::memcpy(a.data.data(), bytes.data() + start + hlen, a.data.size());
     return a;
 }
 
@@ -358,23 +360,23 @@ inline int run(int argc, char** argv, CaseFn test, CaseFn perf = nullptr) {
     const char* io = env && *env ? env : ".cudaenv-io";
     char path[1024];
     std::snprintf(path, sizeof path, "%s/in/manifest.txt", io);
-    FILE* manifest = std::fopen(path, "r");
-    if (!manifest) {
+    struct stat st;
+    if (::stat(path, &st) != 0) {
         std::fprintf(stderr, "cudaenv runner: no %s (the grader lays the inputs)\n", path);
         return 2;
     }
-    std::vector<std::vector<char>> names;
-    char line[512];
-    while (std::fgets(line, sizeof line, manifest)) {
-        size_t len = std::strlen(line);
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
-        if (len) names.emplace_back(line, line + len + 1);
+    std::vector<char> manifest = detail::read_file(path);
+    manifest.push_back('\n');
+    std::vector<const char*> names;  // each line, terminated in place
+    for (size_t i = 0, start = 0; i < manifest.size(); ++i) {
+        if (manifest[i] != '\n' && manifest[i] != '\r') continue;
+        manifest[i] = '\0';
+        if (i > start) names.push_back(&manifest[start]);
+        start = i + 1;
     }
-    std::fclose(manifest);
     std::snprintf(path, sizeof path, "%s/out", io);
     detail::make_dir(path);
-    for (const auto& entry : names) {
-        const char* name = entry.data();
+    for (const char* name : names) {
         if (!detail::valid_name(name)) {
             std::fprintf(stderr, "cudaenv runner: skipping a bad case name\n");
             continue;
