@@ -335,7 +335,7 @@ class Problem(BaseModel):
         data = self.model_dump(mode="json", by_alias=True, exclude=optional)
         # our extensions appear only where used, so other problems' records stay as they were
         for name in sorted(optional):
-            if value := getattr(self, name):
+            if getattr(self, name):
                 data[name] = self.model_dump(mode="json", include={name})[name]
         return data
 
