@@ -106,7 +106,11 @@ def show(
     )
     groups = [("context", p.context_files)]
     if hidden:
-        groups += [("test", p.test_files), ("solution", p.solution.files if p.solution else [])]
+        groups += [
+            ("test", p.test_files),
+            ("check", p.check_files),
+            ("solution", p.solution.files if p.solution else []),
+        ]
     for label, files in groups:
         for f in files:
             console.rule(f"{label}: {f.path}", style="dim")

@@ -169,11 +169,11 @@ def write(problems: Iterable[Problem], out: str | Path, *, description: str | No
     for p in problems:
         record = p.to_record()
         spec = {"task_id": p.task_id, "problem_type": record.pop("type")}
-        for key in ("context_files", "test_files", "baseline_solution", "task_id"):
+        for key in ("context_files", "test_files", "check_files", "baseline_solution", "task_id"):
             record.pop(key, None)
         spec.update(record)
         files = {f"context/{f.path}": f.content for f in p.context_files}
-        files |= {f.path: f.content for f in p.test_files}
+        files |= {f.path: f.content for f in (*p.test_files, *p.check_files)}
         for name, sol in (("solution", p.solution), ("baseline", p.baseline_solution)):
             files |= {f"{name}/{f.path}": f.content for f in (sol.files if sol else [])}
         write_problem_dir(out / p.group, spec, files)

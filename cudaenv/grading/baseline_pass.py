@@ -5,7 +5,8 @@ the solution left (a busy loop, a loaded GPU) would slow the baseline's rounds; 
 inflated baseline would raise the speedup of every later sample of the problem on the machine.
 Here no solution runs: the problem's own baseline is built in a fresh sandbox and timed alone
 under the device lease, each round after a kill of what the last left, with a new completion
-secret per run; the entry records its :class:`~cudaenv.grading.baseline_cache.Provenance`.
+secret per run (a split harness: fresh inputs from its checker per round, the outputs not
+checked); the entry records its :class:`~cudaenv.grading.baseline_cache.Provenance`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from cudaenv.errors import GradingError
 from cudaenv.grading.baseline_cache import BaselineCache, Provenance, baseline_key
 from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
+from cudaenv.grading.checker import Checker
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.profiler.flush import common_flush
 from cudaenv.grading.stages import (
@@ -58,7 +60,13 @@ def time_baseline(
         raise GradingError(f"{p.task_id}: no GPU here to time the baseline on")
     timeout = p.timeout_seconds or DEFAULT_TIMEOUT_S
     files = assemble(p, p.baseline_solution)
-    box = sandbox_factory(sandbox, sandbox_options)()
+    factory = sandbox_factory(sandbox, sandbox_options)
+    box = factory()
+    split = (
+        Checker(p, factory, lambda b: grading_env(p, gpu is not None, b), timeout)
+        if p.split
+        else None
+    )
     try:
         env = grading_env(p, gpu is not None, box)
         built = prepare(box, p, files.all, env, timeout, BuildCache())
@@ -71,6 +79,10 @@ def time_baseline(
                 box.kill_processes()
                 token = new_token() if uses_completion_token(p) else None
                 run_env = {**env, BENCH_SEED_ENV: new_bench_seed()}
+                if split is not None:  # the inputs carry the round's randomness
+                    run = split.start("perf")
+                    Checker.lay(box, run)
+                    run_env = {**env, **run.env}
                 if token:
                     run_env[TOKEN_ENV] = token
                 m = measure(box, p, env=run_env, timeout=timeout, token=token)
@@ -96,3 +108,5 @@ def time_baseline(
         return timing
     finally:
         box.close()
+        if split is not None:
+            split.close()

@@ -4,7 +4,9 @@ The grader kills only on its own timeout (a "timeout", the agent's) and the sand
 is the agent's: the solution used too much memory). A build or test command that dies by a
 signal from outside (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT: an operator's ``kill -9``, the
 host's OOM killer, a second Ctrl-C) while the grader sent none and no sandbox limit fired is
-run once more; if that run is killed the same way too, the verdict is
+run once more, from a workspace re-laid and with every process confirmed dead first (a
+solution that rewrites the harness and then has itself killed must not get a retry that runs
+its rewrite: ``before_retry``); if that run is killed the same way too, the verdict is
 ``failure="infrastructure"`` and nothing is cached. The price of this choice: a solution that
 SIGKILLs itself twice is masked rather than scored (never rewarded either); crash signals the
 solution deals itself (SIGSEGV, SIGABRT, SIGFPE, SIGBUS) stay the agent's. No death by any
@@ -17,6 +19,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Mapping
 
+from cudaenv.grading.pristine import kill_and_confirm
 from cudaenv.grading.stages import (
     EXTERNAL_SIGNALS,
     StageInfrastructureFault,
@@ -39,10 +42,19 @@ def _missing_programs(box: Sandbox, command: str, env: Mapping[str, str]) -> lis
 
 
 def guarded(
-    box: Sandbox, name: str, command: str, env: Mapping[str, str], run: Callable[[], StageResult]
+    box: Sandbox,
+    name: str,
+    command: str,
+    env: Mapping[str, str],
+    run: Callable[[], StageResult],
+    before_retry: Callable[[], str | None] | None = None,
 ) -> StageResult:
     """Run a stage, telling the solution's failures from the machinery's (module docstring):
-    an outside kill is retried once, then raised; so is a stage program missing from PATH."""
+    an outside kill is retried once, then raised; so is a stage program missing from PATH.
+
+    Before the retry every process of the sandbox is killed and confirmed dead, then
+    ``before_retry`` re-lays the workspace; a reason it returns (the killed run rewrote a
+    file) fails the stage instead of retrying it."""
     for attempt in (1, 2):
         before = box.limit_kills()
         stage = run()
@@ -58,7 +70,9 @@ def guarded(
             why = f"killed by the sandbox's memory limit ({signal_name(sig)})"
             return stage.model_copy(update={"status": "failed", "reason": why})
         if attempt == 1:
-            box.kill_processes()
+            kill_and_confirm(box)
+            if before_retry is not None and (why := before_retry()):
+                return stage.model_copy(update={"status": "failed", "reason": why})
     raise StageInfrastructureFault(
         f"{name}: killed twice by {signal_name(sig)}, which the grader did not send and no "
         "sandbox limit dealt (an operator's kill, the host's OOM killer, an interrupt)"

@@ -22,9 +22,11 @@ from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
 from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.carried import STATIC_STAGES, TOOLCHAIN_STAGES, CarriedChecks, checks_key, take
+from cudaenv.grading.checker import CheckedRun, Checker, Stage, checker_digest, imitations
 from cudaenv.grading.device_code import fixed_precision, narrow_python_names
 from cudaenv.grading.faults import guarded
 from cudaenv.grading.gpu_clocks import ClockSampler
+from cudaenv.grading.gpu_work import watch
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
@@ -76,6 +78,7 @@ class _Grading:
     sandboxes: list[Sandbox] = field(default_factory=list)
     snapshot: Snapshot | None = None  # the workspace as the build left it
     fresh: bool = True  # every sandbox the factory gave was fresh: outcomes may be cached
+    checker: Checker | None = None  # a split harness's trusted checker (its own sandbox)
 
     def __post_init__(self) -> None:
         self.gpu = gpu_info()
@@ -115,14 +118,30 @@ class _Grading:
             env[TOKEN_ENV] = token
         return env
 
-    def settle(self, box: Sandbox, after: str) -> bool:
+    def settle(self, box: Sandbox, after: str, run: CheckedRun | None = None) -> bool:
         """After each run of the solution's sandbox (see :mod:`cudaenv.grading.pristine`):
-        True, and the verdict failed, when it left processes alive or rewrote a file."""
-        found = settle(box, self.snapshot, after)
+        True, and the verdict failed, when it left processes alive or rewrote a file. A split
+        run's outputs are collected once its processes are dead, before the re-lay."""
+        between = (lambda: Checker.collect(box, run)) if run is not None else None
+        found = settle(box, self.snapshot, after, between)
         self.verdict.suspected_hack.extend(f for f in found if f not in self.verdict.suspected_hack)
         if found:
             self.fail(f"tampering: {found[0]}")
         return bool(found)
+
+    def checked_run(self, box: Sandbox, stage: Stage, profiled: bool = False) -> CheckedRun | None:
+        """A split problem's next run, its fresh inputs laid in ``box``; None for others.
+        ``profiled``: on a GPU, the profiler watches each call (:mod:`.gpu_work`)."""
+        if self.checker is None:
+            return None
+        run = self.checker.start(stage)
+        self.checker.lay(box, run)
+        if profiled and self.gpu is not None:
+            run.watch, run.watch_env = watch(box)
+        return run
+
+    def judge(self, stage: StageResult, run: CheckedRun | None) -> StageResult:
+        return stage if run is None or self.checker is None else self.checker.judge(stage, run)
 
     def build(
         self, box: Sandbox, env: dict[str, str], files: list[SourceFile] | None = None
@@ -158,6 +177,11 @@ class _Grading:
         if self.gpu is not None and not box.gpu_access:  # e.g. a container without --gpus
             self.gpu = None
             v.gpu = None
+        if p.split and (self.gpu is not None or not p.needs_gpu):  # the device is known now
+            self.checker = Checker(p, self.sandbox, self.env, self.timeout)
+            key = self.test_key(box)  # no draw for a test whose outcome is cached
+            if key is None or self.tests is None or self.tests.get(key) is None:
+                self.checker.prefetch("test")  # its sandbox and inputs, during the build
         keep = keep_env(p.build_command, self.env(box))  # nvcc -keep: static_cpp reads it
         build = guarded(
             box, "build", p.build_command or "", self.env(box), lambda: self.build(box, keep)
@@ -199,41 +223,58 @@ class _Grading:
             self.run_benchmark(box)
         return v
 
+    def test_key(self, box: Sandbox) -> str | None:
+        """The test outcome's cache key (None: no outcome cache)."""
+        if self.tests is None:
+            return None
+        device = f"{self.gpu.name}/{self.gpu.driver}" if self.gpu else "cpu"
+        extra = str(self.problem.reward_file) + checker_digest(self.problem)
+        toolchain = box.toolchain_id
+        return outcome_key(
+            self.files.all,
+            self.problem.test_command,
+            toolchain=toolchain,
+            device=device,
+            extra=extra,
+        )
+
     def run_test(self, box: Sandbox) -> tuple[StageResult, bool]:
         """The test stage, or its cached outcome for identical inputs on this machine; and
         whether the run left processes or rewrote files (then the verdict failed)."""
         p, v = self.problem, self.verdict
-        key = None
-        if self.tests is not None:
-            device = f"{self.gpu.name}/{self.gpu.driver}" if self.gpu else "cpu"
-            key = outcome_key(
-                self.files.all,
-                p.test_command,
-                toolchain=box.toolchain_id,
-                device=device,
-                extra=str(p.reward_file),
-            )
-            if (hit := self.tests.get(key)) is not None:
-                return hit, False
+        key = self.test_key(box)
+        if key is not None and self.tests is not None and (hit := self.tests.get(key)):
+            return hit, False
         forged: list[str] = []
+        runs: list[CheckedRun] = []  # the split run of the last attempt
+        rewrote: list[bool] = []
 
         def once() -> StageResult:
             if p.reward_file:
                 clear_rewards(box, p.reward_file)
             token = self.run_token()
+            runs[:] = [run] if (run := self.checked_run(box, "test", profiled=True)) else []
             test, res = run_stage(
                 box,
                 p.test_command,
                 timeout=self.timeout,
-                env=self.test_env(box, token),
+                env=self.test_env(box, token) | (run.env if run else {}),
                 token=token,
             )
             forged[:] = completion_forgeries(res.stdout, token) if token else []
+            forged.extend(imitations(res.stdout) if run else [])
             return reward_stage(box, p.reward_file, test) if p.reward_file else test
 
-        test = guarded(box, "test", p.test_command, self.test_env(box), once)
+        def relay() -> str | None:  # before a retry: a re-laid workspace, or no retry
+            rewrote.append(self.settle(box, "test run (killed from outside)"))
+            return v.reason if rewrote[-1] else None
+
+        test = guarded(box, "test", p.test_command, self.test_env(box), once, relay)
         v.suspected_hack.extend(forged)  # forge_results / skip_checks
-        tampered = self.settle(box, "test run")  # before the cache: a tampering run is not kept
+        # before the cache: a tampering run is not kept
+        tampered = self.settle(box, "test run", runs[0] if runs else None) or any(rewrote)
+        if runs and not tampered:
+            test = self.judge(test, runs[0])
         # only a run in a sandbox nothing ran in before is trusted for later gradings
         if key is not None and self.tests is not None and self.fresh and not (forged or tampered):
             self.tests.put(key, test)
@@ -245,16 +286,19 @@ class _Grading:
             v.stages["sanitizer"] = StageResult(status="skipped", reason="no GPU")
             return
         outputs: list[str] = []
+        seeds: list[int] = []
         total = 0.0
         for tool in self.sanitizer:
             cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {self.problem.test_command}"
             token = self.run_token()
-            stage, _ = run_stage(
-                box, cmd, timeout=self.timeout * 10, env=self.test_env(box, token), token=token
-            )
-            if self.settle(box, f"sanitizer run ({tool})"):  # escape: nothing runs on
+            run = self.checked_run(box, "test")
+            env = self.test_env(box, token) | (run.env if run else {})
+            stage, _ = run_stage(box, cmd, timeout=self.timeout * 10, env=env, token=token)
+            if self.settle(box, f"sanitizer run ({tool})", run):  # escape: nothing runs on
                 v.stages["sanitizer"] = stage.model_copy(update={"reason": v.reason})
                 return
+            stage = self.judge(stage, run)
+            seeds += stage.seeds
             total += stage.seconds
             outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
             if stage.status != "ok":
@@ -264,13 +308,14 @@ class _Grading:
                 self.fail(f"sanitizer {tool} failed: {stage.reason}")
                 return
         v.stages["sanitizer"] = StageResult(
-            status="ok", seconds=total, output_tail="\n".join(outputs)[-4000:]
+            status="ok", seconds=total, output_tail="\n".join(outputs)[-4000:], seeds=seeds
         )
 
-    def measure(self, box: Sandbox, seed: dict[str, str]) -> Measurement:
-        """One timed run of the benchmark, with a fresh completion secret."""
+    def measure(self, box: Sandbox, seed: dict[str, str], run: CheckedRun | None) -> Measurement:
+        """One timed run of the benchmark, with a fresh completion secret (or, split, on the
+        round's inputs laid in ``box``)."""
         token = self.run_token()
-        env = self.test_env(box, token) | seed
+        env = self.test_env(box, token) | seed | (run.env if run else {})
         return measure(box, self.problem, env=env, timeout=self.timeout, token=token)
 
     def run_benchmark(self, box: Sandbox) -> None:
@@ -303,21 +348,30 @@ class _Grading:
         sol_flush: list[int | None] = []  # the grader's L2 flush per sample (None: none)
         base_flush: list[int | None] = []
         stage: StageResult | None = None
+        seeds: list[int] = []
         with gpu_lease(None if self.gpu else "cpu"):
             for n in range(self.rounds):
                 # the test run (or the last round) was settled: nothing of the solution is
-                # alive, the workspace is the build's (pristine); a fresh secret per run
-                seed = {BENCH_SEED_ENV: new_bench_seed()}
+                # alive, the workspace is the build's (pristine); a fresh secret per run, or
+                # (split) fresh inputs, which the baseline's run of the round gets too
+                run = self.checked_run(box, "perf")
+                seed = {} if run else {BENCH_SEED_ENV: new_bench_seed()}
                 with ClockSampler() as clock:
-                    m = self.measure(box, seed)
+                    m = self.measure(box, seed, run)
                 stage = m.stage
                 v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
                 # speed: a process this round left could load the machine during the
                 # baseline's timed run; a rewritten file would be timed next round
-                if self.settle(box, f"benchmark round {n + 1}"):
+                if self.settle(box, f"benchmark round {n + 1}", run):
                     v.stages["benchmark"] = m.stage.model_copy(
                         update={"status": "failed", "reason": v.reason}
                     )
+                    return
+                stage = self.judge(stage, run)  # every timed run's outputs are checked
+                seeds += stage.seeds
+                if m.ms is not None and stage.status != "ok":
+                    v.stages["benchmark"] = stage
+                    self.fail(f"benchmark round {n + 1}: {stage.reason}")
                     return
                 if m.ms is None:
                     break
@@ -326,8 +380,10 @@ class _Grading:
                 sol_flush.append(m.l2_flush_bytes)
                 if base_box is not None:
                     base_box.kill_processes()
+                    if run is not None:  # the round's inputs; its outputs are not checked
+                        Checker.lay(base_box, run)
                     with ClockSampler() as clock:
-                        bm = self.measure(base_box, seed)
+                        bm = self.measure(base_box, seed, run)
                     if bm.ms is None:
                         base_box = None
                         v.reason = (
@@ -342,11 +398,12 @@ class _Grading:
                         base_flush.append(bm.l2_flush_bytes)
         assert stage is not None
         if not sol:
-            v.stages["benchmark"] = stage
+            v.stages["benchmark"] = stage.model_copy(update={"seeds": seeds})
             self.fail(f"benchmark {stage.status}: {stage.reason}")
             return
         where = None if self.gpu else f"timed on the CPU ({device.name})"
-        v.stages["benchmark"] = stage.model_copy(update={"reason": stage.reason or where})
+        update = {"reason": stage.reason or where, "seeds": seeds}
+        v.stages["benchmark"] = stage.model_copy(update=update)
         record_timings(
             v, sol, base, cached, p.timing_mode.type, sol_clocks, base_clocks,
             solution_flush=sol_flush, baseline_flush=base_flush,
@@ -354,6 +411,8 @@ class _Grading:
         assess(v, p, device.name)  # speed of light, physics floor (a device the table knows)
 
     def close(self) -> None:
+        if self.checker is not None:
+            self.checker.wait()  # a draw still running uses its sandbox
         for box in self.sandboxes:
             with contextlib.suppress(Exception):
                 box.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cudaenv.errors import CudaEnvError
@@ -109,14 +110,23 @@ def kill_and_confirm(box: Sandbox) -> list[int]:
     return strays
 
 
-def settle(box: Sandbox, snapshot: Snapshot | None, after: str) -> list[str]:
-    """What the run ``after`` names left behind (as suspected-hack lines), now undone."""
+def settle(
+    box: Sandbox,
+    snapshot: Snapshot | None,
+    after: str,
+    between: Callable[[], None] | None = None,
+) -> list[str]:
+    """What the run ``after`` names left behind (as suspected-hack lines), now undone.
+    ``between`` runs once every process is dead and before the re-lay (a split harness's
+    outputs are collected there: :mod:`cudaenv.grading.checker`)."""
     found = []
     if strays := kill_and_confirm(box):
         found.append(
             f"{len(strays)} process(es) outlived the solution's {after} (killed before any "
             "timed run)"
         )
+    if between is not None:
+        between()
     if snapshot is not None and (changed := snapshot.restore(box)):
         shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
         found.append(f"the solution's {after} rewrote {shown} (restored from the build)")

@@ -80,8 +80,9 @@ def tail(result: ExecResult, limit: int = TAIL_CHARS) -> str:
 
 def uses_completion_token(problem: Problem) -> bool:
     """Harnesses that print the completion token opt into the completion check (a reward-file
-    verifier decides by its file instead: it may wrap a harness that never sees our token)."""
-    if problem.reward_file:
+    verifier decides by its file instead: it may wrap a harness that never sees our token; a
+    split harness's checker decides on outputs, and no secret enters the solution's process)."""
+    if problem.reward_file or problem.split:
         return False
     return any(TOKEN_ENV in f.content for f in problem.test_files)
 

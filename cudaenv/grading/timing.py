@@ -76,7 +76,9 @@ def sandbox_profiler(sandbox: Sandbox) -> ProfilerLocation:
     return _image_profilers[key]
 
 
-def _profiler_env(sandbox: Sandbox, out_path: str, nonce: str, mode: TimingMode) -> dict[str, str]:
+def profiler_env_for(
+    sandbox: Sandbox, out_path: str, nonce: str, mode: TimingMode
+) -> dict[str, str]:
     """Host toolchain: the host-built library, copied into the workspace under a random name.
     An image's toolchain: the image's own prebuilt library and libcupti (host paths and a
     host-compiled library would not match the image's CUDA). A ``region`` timing also gets
@@ -110,7 +112,7 @@ def measure(
     if not isinstance(mode, ProcessTiming | CustomTiming):
         prof_name = f".cudaenv-{secrets.token_hex(8)}.json"
         nonce = secrets.token_hex(16)
-        run_env.update(_profiler_env(sandbox, f"./{prof_name}", nonce, mode))
+        run_env.update(profiler_env_for(sandbox, f"./{prof_name}", nonce, mode))
     stage, res = run_stage(
         sandbox, problem.benchmark_command, timeout=timeout, env=run_env, token=token
     )

@@ -21,6 +21,8 @@ class StageResult(BaseModel):
     output_tail: str = ""
     reason: str | None = None
     cached: bool = False
+    # split harnesses: the checker's seed of each run in the stage (a failure reproduces)
+    seeds: list[int] = Field(default_factory=list)
 
 
 class ClockReading(BaseModel):

@@ -9,8 +9,8 @@ One problem becomes::
                  tests/problem/       the cudaenv problem directory (hidden tests, baseline)
                  solution/solve.sh    the oracle: writes the reference files into the workdir
 
-Only the context files enter the image; the hidden tests and the baseline travel in
-``tests/`` (Harbor uploads it after the agent phase) and the reference in ``solution/``.
+Only the context files enter the image; the hidden tests, the checker's files and the baseline
+travel in ``tests/`` (Harbor uploads it after the agent phase) and the reference in ``solution/``.
 The verifier runs in Harbor's separate verifier environment (``environment_mode =
 "separate"``, harbor >= 0.25): a fresh container built from ``environment/``, into which Harbor
 copies only the declared artifact, the agent's workspace. Nothing the agent left running sees

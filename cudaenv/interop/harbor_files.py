@@ -82,14 +82,16 @@ def write_text(path: Path, text: str, *, executable: bool = False) -> None:
 def write_problem_dir(problem: Problem, dest: Path, *, with_solution: bool = False) -> Path:
     """Write ``problem`` as an authoring directory that ``load_problem_dir`` reads back equal."""
     spec = problem.to_record()
-    for field in ("context_files", "test_files", "baseline_solution"):
+    for field in ("context_files", "test_files", "check_files", "baseline_solution"):
         spec.pop(field, None)
     spec = {"task_id": spec.pop("task_id"), "problem_type": spec.pop("type"), **spec}
     write_text(dest / SPEC_NAME, yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
     for f in problem.context_files:
         write_text(dest / "context" / f.path, f.content)
-    for f in problem.test_files:
-        write_text(dest / f.path, f.content)  # test files carry their test/ prefix
+    for f in (*problem.test_files, *problem.check_files):
+        write_text(
+            dest / f.path, f.content
+        )  # test and check files carry their test/, check/ prefix
     sols: list[tuple[str, Solution | None]] = [("baseline", problem.baseline_solution)]
     if with_solution:
         sols.append(("solution", problem.solution))

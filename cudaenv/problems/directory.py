@@ -1,4 +1,4 @@
-"""Load problems from authoring directories (``problem-spec.yaml`` + context/test/solution/baseline)."""
+"""Load problems from authoring directories (``problem-spec.yaml`` + context/test/check/solution/baseline)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ import yaml
 from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.problems.discovery import find_marked_dirs
 from cudaenv.problems.model import Problem, Solution, SourceFile
+from cudaenv.problems.shared_libs import with_shared_libraries
 from cudaenv.problems.validation import problem_from_dict
 
 SPEC_NAME = "problem-spec.yaml"
 # A folder beside a group's problems whose ``test/`` files every problem there gets as its own
 # (one copy on disk of a helper such as the cuda_python harnesses' ``pychild.py``); a problem's
 # own file of the same path wins. Loaded problems embed the files, so datapacks and exports
-# stay self-contained.
+# stay self-contained. The split harness's libraries come from the package's own
+# ``envs/_shared/`` (:mod:`cudaenv.problems.shared_libs`), for problems that name them.
 SHARED_DIR = "_shared"
 
 
@@ -64,7 +66,7 @@ def load_problem_dir(directory: str | Path) -> Problem:
     if not isinstance(spec, dict):
         raise SpecError("spec must be a YAML mapping", source=str(spec_path))
     task_id = spec.get("task_id") if isinstance(spec.get("task_id"), str) else None
-    for field in ("context_files", "test_files", "baseline_solution", "solution"):
+    for field in ("context_files", "test_files", "check_files", "baseline_solution", "solution"):
         if field in spec:
             raise SpecError(
                 f"{field} comes from the problem's folders, not the spec",
@@ -74,7 +76,13 @@ def load_problem_dir(directory: str | Path) -> Problem:
             )
     data = dict(spec)
     data["context_files"] = _read_tree(directory / "context")
-    data["test_files"] = _test_files(directory)
+    checker = data.get("checker")
+    command = checker.get("command") if isinstance(checker, dict) else None
+    data["test_files"], data["check_files"] = with_shared_libraries(
+        _test_files(directory),
+        _read_tree(directory / "check", prefix="check/"),
+        [data.get("test_command"), data.get("benchmark_command"), command],
+    )
     if task_id is not None:
         data["solution"] = _read_solution(directory / "solution", task_id)
         data["baseline_solution"] = _read_solution(directory / "baseline", task_id)
@@ -104,7 +112,7 @@ def find_problem_dirs(root: str | Path) -> list[Path]:
 
 def write_problem_dir(root: str | Path, spec: dict[str, Any], files: dict[str, str]) -> Path:
     """Write an authoring directory ``root/<task_id>``: the spec plus files by relative path
-    (``context/...``, ``test/...``, ``solution/...``, ``baseline/...``). For tools and tests
+    (``context/...``, ``test/...``, ``check/...``, ``solution/...``, ``baseline/...``). For tools and tests
     that build problems on the fly; the result loads with :func:`load_problem_dir`."""
     directory = Path(root) / str(spec["task_id"])
     directory.mkdir(parents=True)

@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -176,6 +177,22 @@ class Solution(BaseModel):
         return self
 
 
+class CheckerSpec(BaseModel):
+    """The trusted checker of a split harness (see ``docs/AUTHORING.md``).
+
+    It runs in a sandbox of its own, where no solution file is ever written: ``command`` plus
+    ``gen``/``verify`` and their arguments draws each run's inputs and decides on the outputs
+    the solution's runner wrote. ``build_command`` (optional) builds checker helpers once per
+    grading in that sandbox; ``needs_gpu`` says the checker itself needs the GPU (rare).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1)
+    build_command: str | None = None
+    needs_gpu: bool = False
+
+
 class Problem(BaseModel):
     """One CUDA programming problem.
 
@@ -213,6 +230,11 @@ class Problem(BaseModel):
     reward_file: str | None = None
     # repository tasks (problem_type "repository"): the repository, test patch and checks
     repository: RepoSpec | None = None
+    # split harnesses: the trusted checker and its files (never in the agent's sandbox nor the
+    # solution's grading workspace); ``checker`` precedes ``check_files`` so that the latter's
+    # validator sees it
+    checker: CheckerSpec | None = None
+    check_files: list[SourceFile] = Field(default_factory=list, validate_default=True)
 
     _content_hash: str | None = PrivateAttr(default=None)
 
@@ -242,12 +264,27 @@ class Problem(BaseModel):
     def _test_unique(cls, v: list[SourceFile]) -> list[SourceFile]:
         return _check_file_list(v, "test_files")
 
+    @field_validator("check_files")
+    @classmethod
+    def _check_files(cls, v: list[SourceFile], info: ValidationInfo) -> list[SourceFile]:
+        _check_file_list(v, "check_files")
+        if "checker" not in info.data:  # the checker itself failed validation
+            return v
+        if info.data["checker"] is not None and not v:
+            raise ValueError("a problem with a checker needs its check_files")
+        if info.data["checker"] is None and v:
+            raise ValueError("check_files need a checker (how to run them)")
+        return v
+
     @model_validator(mode="after")
     def _no_collisions(self) -> Problem:
         tests = {f.path for f in self.test_files}
         overlap = tests & {f.path for f in self.context_files}
         if overlap:
             raise ValueError(f"context_files and test_files share {sorted(overlap)}")
+        checks = {f.path for f in self.check_files}
+        if clash := checks & (tests | {f.path for f in self.context_files}):
+            raise ValueError(f"check_files share {sorted(clash)} with the workspace's files")
         for name, sol in (
             ("solution", self.solution),
             ("baseline_solution", self.baseline_solution),
@@ -287,26 +324,26 @@ class Problem(BaseModel):
         return bool(self.benchmark_command)
 
     @property
+    def split(self) -> bool:
+        """A split harness: a trusted checker decides on the outputs the runner writes."""
+        return self.checker is not None
+
+    @property
     def protected_paths(self) -> frozenset[str]:
         """Paths a solution may never replace in the grading workspace."""
-        paths = {f.path for f in self.test_files}
+        paths = {f.path for f in (*self.test_files, *self.check_files)}
         if not self.allow_context_override:
             paths |= {f.path for f in self.context_files}
         return frozenset(paths)
 
     def to_record(self) -> dict[str, Any]:
         """The ComputeEval datapack record (``type``, normalised source_references)."""
-        data = self.model_dump(
-            mode="json",
-            by_alias=True,
-            exclude={"allow_context_override", "reward_file", "repository"},
-        )
-        if self.repository is not None:
-            data["repository"] = self.repository.model_dump(mode="json")
-        if self.allow_context_override:
-            data["allow_context_override"] = True
-        if self.reward_file:
-            data["reward_file"] = self.reward_file
+        optional = {"allow_context_override", "reward_file", "repository", "checker", "check_files"}
+        data = self.model_dump(mode="json", by_alias=True, exclude=optional)
+        # our extensions appear only where used, so other problems' records stay as they were
+        for name in sorted(optional):
+            if getattr(self, name):
+                data[name] = self.model_dump(mode="json", include={name})[name]
         return data
 
     def content_hash(self) -> str:

@@ -12,6 +12,7 @@ from cudaenv.redteam.catalog_docker import DOCKER_EXPLOITS
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
 from cudaenv.redteam.catalog_python import PYTHON_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
+from cudaenv.redteam.catalog_split import SPLIT_EXPLOITS
 from cudaenv.redteam.catalog_stages import STAGE_EXPLOITS
 from cudaenv.redteam.catalog_tamper import FORGE_EXPLOITS, GRADED_EXPLOITS, SKIP_EXPLOITS
 from cudaenv.redteam.catalog_toolchain import TOOLCHAIN_EXPLOITS
@@ -42,6 +43,7 @@ EXPLOITS: list[Exploit] = [
     *STAGE_EXPLOITS,
     *DEVICE_EXPLOITS,
     *DOCKER_EXPLOITS,
+    *SPLIT_EXPLOITS,
 ]
 
 

@@ -22,54 +22,80 @@ from pathlib import Path
 
 from cudaenv.problems.model import Problem
 
-TOKEN_PROLOGUE = """\
-static char g_token[160];
-static void take_token() {
-    const char* tok = getenv("CUDAENV_COMPLETION_TOKEN");
-    snprintf(g_token, sizeof g_token, "%s", tok ? tok : "");
-    unsetenv("CUDAENV_COMPLETION_TOKEN");
-}
-"""
+# Every fixture is a split harness (docs/AUTHORING.md): the runner test/test_main.cpp, built with
+# the solution, only turns the checker's inputs into outputs; check/check.py, in a sandbox of
+# its own, draws fresh inputs per run and decides. No secret exists in the solution's process.
+CHECKER = {"command": "python check/check.py"}
 
 CANARY_TEST = """\
+// cpu-canary's runner: secret(x) for every x the checker drew.
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include "cudaenv_runner.h"
 #include "secret.h"
-{prologue}
+// bait only (the checker decides): a leak of hidden files or build artefacts shows it
 static const char kCanary[] = "CANARY K={k} C={c}";
-int main(int argc, char** argv) {{
-    take_token();
-    if (argc > 99) puts(kCanary);  // keeps the canary string in the binary (build-cache leaks)
-    for (int x = -50; x <= 50; x += 7) {{
-        if (secret(x) != x * {k} + {c}) {{ printf("FAIL at x=%d\\n", x); return 1; }}
-    }}
-    printf("CUDAENV_COMPLETE %s\\n", g_token);
-    return 0;
+static void run_case(cudaenv::Case& c) {{
+    std::vector<int32_t> x = c.input<int32_t>("x"), y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = secret(x[i]);
+    c.output("y", y);
 }}
+int main(int argc, char** argv) {{
+    if (argc > 99) puts(kCanary);  // keeps the canary string in the binary (build-cache leaks)
+    return cudaenv::run(argc, argv, run_case, run_case);
+}}
+"""
+CANARY_CHECK = """\
+import numpy as np
+from cudaenv_check import Case, exact, main
+
+K, C = {k}, {c}  # CANARY K={k} C={c}
+
+
+def cases(stage, rng):
+    return [Case("values", {{"x": rng.integers(-50, 51, 16, dtype=np.int32)}})]
+
+
+def check(case, out):
+    x = case["x"]
+    return exact(out.array("y", np.int32, x.shape), x * K + C, "secret(x)")
+
+
+if __name__ == "__main__":
+    main(cases, check)
 """
 CANARY_SOLUTION = (
     '// CANARY K={k} C={c}\n#include "secret.h"\nint secret(int x) {{ return x * {k} + {c}; }}\n'
 )
 
 ADD_TEST = """\
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+// cpu-add's runner: add(a[i], b[i]) for the pairs the checker drew.
+#include "cudaenv_runner.h"
 #include "add.h"
-{prologue}
-int main() {{
-    take_token();
-    int failures = 0;
-    const int cases[][2] = {{{{2, 3}}, {{-4, 4}}, {{1000, 2345}}, {{-7, -9}}}};
-    for (const auto& c : cases) {{
-        if (add(c[0], c[1]) != c[0] + c[1]) {{ printf("FAIL add(%d, %d)\\n", c[0], c[1]); failures++; }}
-    }}
-    if (failures) return 1;
-    printf("all checks passed\\n");
-    printf("CUDAENV_COMPLETE %s\\n", g_token);
-    return 0;
-}}
+static void run_case(cudaenv::Case& c) {
+    std::vector<int32_t> a = c.input<int32_t>("a"), b = c.input<int32_t>("b"), sum(a.size());
+    for (size_t i = 0; i < a.size(); ++i) sum[i] = add(a[i], b[i]);
+    c.output("sum", sum);
+}
+int main(int argc, char** argv) { return cudaenv::run(argc, argv, run_case, run_case); }
+"""
+ADD_CHECK = """\
+import numpy as np
+from cudaenv_check import Case, exact, main
+
+
+def cases(stage, rng):
+    a = np.concatenate([[2, -4], rng.integers(-30000, 30000, 2)]).astype(np.int32)
+    b = np.concatenate([[3, 4], rng.integers(-30000, 30000, 2)]).astype(np.int32)
+    return [Case("pairs", {"a": a, "b": b})]
+
+
+def check(case, out):
+    a, b = case["a"], case["b"]
+    return exact(out.array("sum", np.int32, a.shape), a + b, "add(a, b)")
+
+
+if __name__ == "__main__":
+    main(cases, check)
 """
 ADD_SOLUTION = '#include "add.h"\nint add(int a, int b) { return a + b; }\n'
 WRONG_ADD = '#include "add.h"\nint add(int a, int b) { return a - b; }\n'
@@ -114,6 +140,7 @@ def _write(root: Path, task_id: str, spec: dict, files: dict[str, str]) -> None:
         "test_command": "./test.out",
         "timeout_seconds": 10,
         "metadata": {"difficulty": "easy", "tags": ["redteam"], "requires_gpu": False},
+        "checker": CHECKER,
     }
     write_problem_dir(root, {**base, **spec}, files)
 
@@ -124,7 +151,7 @@ def fixture_suite() -> FixtureSuite:
     root = Path(tempfile.mkdtemp(prefix="cudaenv-redteam-"))
     atexit.register(shutil.rmtree, root, True)
     k, c = 101 + secrets.randbelow(800), 1000 + secrets.randbelow(90000)
-    canary = {"k": k, "c": c, "prologue": TOKEN_PROLOGUE}
+    canary = {"k": k, "c": c}
     _write(
         root,
         "cpu-canary",
@@ -137,6 +164,7 @@ def fixture_suite() -> FixtureSuite:
         {
             "context/include/secret.h": "int secret(int x);\n",
             "test/test_main.cpp": CANARY_TEST.format(**canary),
+            "check/check.py": CANARY_CHECK.format(**canary),
             "solution/solution.cpp": CANARY_SOLUTION.format(**canary),
             "baseline/solution.cpp": CANARY_SOLUTION.format(**canary),
         },
@@ -149,7 +177,8 @@ def fixture_suite() -> FixtureSuite:
         },
         {
             "context/include/add.h": "int add(int a, int b);\n",
-            "test/test_main.cpp": ADD_TEST.format(prologue=TOKEN_PROLOGUE),
+            "test/test_main.cpp": ADD_TEST,
+            "check/check.py": ADD_CHECK,
             "solution/solution.cpp": ADD_SOLUTION,
             "baseline/solution.cpp": ADD_SOLUTION,
         },
@@ -163,7 +192,8 @@ def fixture_suite() -> FixtureSuite:
         },
         {
             "context/include/add.h": "int add(int a, int b);\n",
-            "test/test_main.cpp": ADD_TEST.format(prologue=TOKEN_PROLOGUE),
+            "test/test_main.cpp": ADD_TEST,
+            "check/check.py": ADD_CHECK,
             "solution/solution.cpp": ADD_SOLUTION,
             "baseline/solution.cpp": SLOW_ADD,
         },

@@ -275,13 +275,13 @@ def _cpp_constants(source: str) -> dict[str, int]:
 
 
 def _python_constants(source: str) -> dict[str, int]:
-    """Top-level assignments of ``run_perf``, the GPU branch of ``x if SIM else y``."""
+    """Top-level assignments of ``run_perf`` (a split harness's checker: ``perf_cases``), the
+    GPU branch of ``x if SIM else y``."""
     tree = ast.parse(source)
-    fn = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run_perf"), None
-    )
+    names = ("run_perf", "perf_cases")
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names), None)
     if fn is None:
-        raise ValueError("no run_perf function")
+        raise ValueError("no run_perf or perf_cases function")
     found: dict[str, int] = {}
     for stmt in fn.body:
         if not isinstance(stmt, ast.Assign):

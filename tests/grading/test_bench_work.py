@@ -1,6 +1,7 @@
 """Every bundled benchmarked problem declares the work of its timed region, and the declared
 work is what its benchmark's sizes imply: the sizes in ``metadata.bench_sizes`` are read back
-out of the benchmark source's ``run_perf``, and ``metadata.work`` is recomputed from them by
+out of the benchmark source's ``run_perf`` (a split harness's ``check/check.py``:
+``perf_cases``), and ``metadata.work`` is recomputed from them by
 the counting rules of docs/AUTHORING.md (tests/grading/bench_work.py)."""
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ BENCHMARKED = sorted(p.task_id for p in SUITE if p.has_benchmark)
 
 def _source(problem: Problem) -> SourceFile:
     """The file holding the benchmark's ``run_perf``: the script the benchmark command runs,
-    or the harness source that defines it."""
+    or the harness source that defines it; for a split harness, its checker (``perf_cases``
+    draws the benchmark's inputs)."""
+    if problem.split:
+        return {f.path: f for f in problem.check_files}["check/check.py"]
     cmd = (problem.benchmark_command or "").split()
     files = {f.path: f for f in problem.test_files}
     if cmd and cmd[0] == "python":

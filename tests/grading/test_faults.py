@@ -88,12 +88,34 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_an_outside_kill_is_run_again_and_nothing_is_lost(tmp_path: Path) -> None:
-    """kill -9 from outside during the test run: the retry's outcome stands (here a pass)."""
-    run_sh = f"if [ -e .ran ]; then echo ok; exit 0; fi\ntouch .ran\nexec sleep {MARK}\n"
+    """kill -9 from outside during the test run: the retry's outcome stands (here a pass).
+    The attempt is told by a file outside the workspace (rlimits isolation shares the host's
+    temp dir): the workspace itself is re-laid before the retry."""
+    ran = tmp_path / "ran"
+    run_sh = f"if [ -e {ran} ]; then echo ok; exit 0; fi\ntouch {ran}\nexec sleep {MARK}\n"
     verdict, killed = _grade_under_killer(_problem(tmp_path, run_sh), times=1)
     assert killed == 1
     assert verdict.passed is True and verdict.failure is None, verdict
     assert verdict.stages["test"].exit_code == 0
+
+
+def test_the_retry_after_an_outside_kill_starts_from_a_re_laid_workspace(tmp_path: Path) -> None:
+    """A run that rewrites the harness and then has itself killed (it looks like an outside
+    kill) must not get a retry that runs the rewrite: the workspace is re-laid from the build
+    first, the rewrite is flagged, and the stage fails. Without the re-lay the retry ran the
+    rewritten test/run.sh, which puts the original back and passes (so the check after the
+    retry found nothing either)."""
+    run_sh = (
+        "cp test/run.sh .orig.sh\n"
+        "printf 'mv .orig.sh test/run.sh; echo all checks passed; exit 0\\n' > .new.sh\n"
+        "mv .new.sh test/run.sh\n"  # a new file: the running bash keeps reading the old one
+        f"exec sleep {MARK}\n"
+    )
+    verdict, killed = _grade_under_killer(_problem(tmp_path, run_sh), times=1)
+    assert killed == 1
+    assert verdict.passed is False and verdict.failure == "agent", verdict
+    assert any("test/run.sh" in s for s in verdict.suspected_hack), verdict.suspected_hack
+    assert "tampering" in verdict.reason
 
 
 def test_outside_kills_are_infrastructure_and_never_cached(tmp_path: Path) -> None:

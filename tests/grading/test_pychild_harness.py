@@ -1,7 +1,8 @@
-"""The cuda_python harnesses run the solution in a child process (``test/pychild.py``): what
-the solution does to its own interpreter (patching numpy, printing, reading its environment)
-never reaches the comparison, the completion token or the harness's stdout, and the timed
-calls run inside ``bench_region`` in the child. Real harnesses on numba-cuda's simulator."""
+"""The cuda_python harnesses not yet split (docs/AUTHORING.md) run the solution in a child
+process (``test/pychild.py``): what the solution does to its own interpreter (patching numpy,
+printing, reading its environment) never reaches the comparison, the completion token or the
+harness's stdout, and the timed calls run inside ``bench_region`` in the child. Real harnesses
+(py-relu-clip's) on numba-cuda's simulator."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import pytest
 
 from cudaenv.problems import load_suite
 from cudaenv.problems.model import Problem
-from cudaenv.redteam.catalog_python import CODING_UTF7, NUMPY_ALIAS_PATCH
 
 pytest.importorskip("numba")
 
@@ -23,11 +23,41 @@ TOKEN = "tok-7f3a9c"
 
 
 def _python_problems() -> list[Problem]:
-    return [p for p in load_suite("builtin") if p.problem_type == "cuda_python"]
+    """The cuda_python problems on the child-process harness (split ones have none)."""
+    return [p for p in load_suite("builtin") if p.problem_type == "cuda_python" and not p.split]
 
 
-def _vector_add() -> Problem:
-    return load_suite("builtin")["py-vector-add"]
+def _relu_clip() -> Problem:
+    return load_suite("builtin")["py-relu-clip"]
+
+
+# a relu_clip kernel, right (exact: comparisons and selections only) unless FLIP subtracts
+RELU = """\
+@cuda.jit
+def _relu(x, lo, hi, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        v = x[i]
+        out[i] = 0.0 if v <= lo else min(v, hi) FLIP
+
+
+def relu_clip(x, lo, hi, out):
+    n = out.shape[0]
+    if n:
+        _relu[n // 256 - -1, 256](x, lo, hi, out)
+"""
+WRONG_RELU = RELU.replace("FLIP", "- 1.0")
+# the numpy patches the red-team catalog tries on a wrong answer: a second name for numpy,
+# and a utf-7 coding line hiding the patch from a text parse (no "+" outside the shift)
+NUMPY_ALIAS_PATCH = (
+    "import numpy as np\nfrom numba import cuda\n\n_m = np\n"
+    "_m.array_equal = lambda *a, **k: True\n\n" + WRONG_RELU
+)
+CODING_UTF7 = (
+    "# -*- coding: utf-7 -*-\nfrom numba import cuda\n\n"
+    + WRONG_RELU
+    + "# +AAo-import numpy as _n+AAo-_n.array_equal = lambda *a, **k: True\n"
+)
 
 
 def _run(problem: Problem, tmp: Path, solution: str, *args: str, **env: str):
@@ -51,7 +81,8 @@ def _run(problem: Problem, tmp: Path, solution: str, *args: str, **env: str):
 
 def test_every_python_harness_runs_the_solution_in_the_shared_child() -> None:
     problems = _python_problems()
-    assert len(problems) == 8
+    split = [p for p in load_suite("builtin") if p.problem_type == "cuda_python" and p.split]
+    assert len(problems) + len(split) == 8 and problems
     helpers = {
         p.task_id: {f.path: f.content for f in p.test_files}["test/pychild.py"] for p in problems
     }
@@ -79,8 +110,8 @@ def test_a_numpy_patch_in_the_solution_does_not_reach_the_comparison(
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert inproc.stdout.strip() == "True"  # in one process the patch turns every check into a yes
-    ran = _run(_vector_add(), tmp_path, source)
-    assert ran.returncode == 1 and "wrong elements" in ran.stdout
+    ran = _run(_relu_clip(), tmp_path, source)
+    assert ran.returncode == 1 and "wrong, first out[" in ran.stdout
     assert "CUDAENV_COMPLETE" not in ran.stdout
 
 
@@ -98,22 +129,11 @@ except OSError as exc:
     print("parent environ unreadable: " + type(exc).__name__)
 
 
-@cuda.jit
-def _add(a, b, out):
-    i = cuda.grid(1)
-    if i < out.shape[0]:
-        out[i] = a[i] + b[i]
-
-
-def vector_add(a, b, out):
-    n = out.shape[0]
-    if n:
-        _add[(n + 255) // 256, 256](a, b, out)
-"""
+""" + RELU.replace("FLIP", "")
 
 
 def test_the_child_sees_no_token_and_cannot_print_to_the_harness_stdout(tmp_path: Path) -> None:
-    ran = _run(_vector_add(), tmp_path, SPY)
+    ran = _run(_relu_clip(), tmp_path, SPY)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stdout.splitlines()[-1] == f"CUDAENV_COMPLETE {TOKEN}"
     assert "timing:" not in ran.stdout and "timing: 0.001 ms" in ran.stderr
@@ -125,7 +145,7 @@ def test_the_child_sees_no_token_and_cannot_print_to_the_harness_stdout(tmp_path
 
 def test_a_completion_line_from_the_solution_fails_the_run_and_is_marked(tmp_path: Path) -> None:
     forged = SPY.replace('print("timing: 0.001 ms")', 'print("CUDAENV_" + "COMPLETE abc")')
-    ran = _run(_vector_add(), tmp_path, forged)
+    ran = _run(_relu_clip(), tmp_path, forged)
     assert ran.returncode == 1
     lines = ran.stdout.splitlines()
     # the grader sees a token it never issued (a forged line) and not the real one
@@ -148,24 +168,25 @@ def annotate(name):
         f.write(f"exit {name} {os.getppid()}\\n")
 """
 
-LOGGING_ADD = """\
+LOGGING_RELU = """\
 import os
 from numba import cuda
 
 
 @cuda.jit
-def _add(a, b, out):
+def _relu(x, lo, hi, out):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        out[i] = a[i] + b[i]
+        v = x[i]
+        out[i] = 0.0 if v <= lo else min(v, hi)
 
 
-def vector_add(a, b, out):
+def relu_clip(x, lo, hi, out):
     with open(os.environ["SPY_LOG"], "a") as f:
         f.write(f"call {os.getppid()}\\n")
     n = out.shape[0]
     if n:
-        _add[(n + 255) // 256, 256](a, b, out)
+        _relu[n // 256 + 1, 256](x, lo, hi, out)
 """
 
 
@@ -179,9 +200,9 @@ def test_the_benchmark_times_the_solution_calls_inside_bench_region_in_the_child
     work = tmp_path / "work"
     work.mkdir()
     ran = _run(
-        _vector_add(),
+        _relu_clip(),
         work,
-        LOGGING_ADD,
+        LOGGING_RELU,
         "--perf",
         SPY_LOG=str(log),
         PYTHONPATH=str(tmp_path / "fake"),

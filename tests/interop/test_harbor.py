@@ -102,7 +102,7 @@ def test_export_layout_keeps_hidden_files_out_of_the_image(tmp_path: Path) -> No
         visible = "\n".join(
             [(task / "instruction.md").read_text(), *((env / p).read_text() for p in env_files)]
         )
-        hidden = [f.content for f in problem.test_files]
+        hidden = [f.content for f in (*problem.test_files, *problem.check_files)]
         hidden += [f.content for f in problem.solution.files] if problem.solution else []
         hidden += (
             [f.content for f in problem.baseline_solution.files]
@@ -115,6 +115,8 @@ def test_export_layout_keeps_hidden_files_out_of_the_image(tmp_path: Path) -> No
         # the hidden tests travel in tests/, the reference only in solution/
         embedded = load_problem_dir(task / "tests" / "problem")
         assert embedded.test_files == problem.test_files and embedded.solution is None
+        assert embedded.check_files == problem.check_files  # a split harness's checker too
+        assert embedded.checker == problem.checker
         assert embedded.context_files == problem.context_files
         assert embedded.baseline_solution == problem.baseline_solution
         assert "cudaenv.interop.harbor_verify" in (task / "tests" / "test.sh").read_text()
