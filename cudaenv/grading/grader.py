@@ -146,8 +146,11 @@ class _Grading:
         forbidden = p.forbidden_references if self.check_references else []
         if self.check_references:  # Python kernels keep the precision the problem fixes
             forbidden = [*forbidden, *narrow_python_names(fixed_precision(p))]
+        context = [f.path for f in p.context_files]
         if not take(v, self.carried, self.key, STATIC_STAGES) and (
-            why := static_stage(v, self.files.solution, refs, forbidden)
+            why := static_stage(
+                v, self.files.solution, refs, forbidden, policy=p.grading_policy, context=context
+            )
         ):
             return self.fail(why)
 
@@ -169,7 +172,8 @@ class _Grading:
         ):
             return self.fail(why)
 
-        if p.needs_gpu and self.gpu is None:
+        # a policy without the simulator runs Python problems' tests on a GPU only (cuTile)
+        if (p.needs_gpu or not p.grading_policy.simulator) and self.gpu is None:
             v.stages["test"] = StageResult(status="skipped", reason="no GPU")
             v.passed = None
             v.reason = "compiled; GPU stages skipped (no GPU)"

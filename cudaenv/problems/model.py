@@ -17,11 +17,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
 from cudaenv.problems.paths import check_relative_path, check_unique
+from cudaenv.problems.policy import STRICT, GradingPolicy, coerce_policy, policy_record
 
 ProblemType = Literal["cuda_cpp", "cuda_python"]
 #: what an episode asks for: write it, make the baseline faster, or fix the broken files
@@ -208,6 +210,9 @@ class Problem(BaseModel):
     # Harbor / repository tasks: the test command writes a reward file (workspace-relative)
     # and the test passes only if it exits 0 and the file says reward >= 1
     reward_file: str | None = None
+    # which checks grade this problem's solutions (cudaenv.problems.policy): a preset's name
+    # or a policy spelled out; records omit the default (strict)
+    grading_policy: GradingPolicy = STRICT
 
     _content_hash: str | None = PrivateAttr(default=None)
 
@@ -221,6 +226,15 @@ class Problem(BaseModel):
             data = dict(data)
             data["timing_mode"] = {"type": data["timing_mode"]}
         return data
+
+    @field_validator("grading_policy", mode="before")
+    @classmethod
+    def _policy_by_name(cls, v: Any) -> Any:
+        return coerce_policy(v)
+
+    @field_serializer("grading_policy")
+    def _policy_as_record(self, v: GradingPolicy) -> str | dict[str, Any]:
+        return policy_record(v)
 
     @field_validator("reward_file")
     @classmethod
@@ -290,8 +304,12 @@ class Problem(BaseModel):
     def to_record(self) -> dict[str, Any]:
         """The ComputeEval datapack record (``type``, normalised source_references)."""
         data = self.model_dump(
-            mode="json", by_alias=True, exclude={"allow_context_override", "reward_file"}
+            mode="json",
+            by_alias=True,
+            exclude={"allow_context_override", "reward_file", "grading_policy"},
         )
+        if self.grading_policy != STRICT:  # the default is left out: strict records unchanged
+            data["grading_policy"] = policy_record(self.grading_policy)
         if self.allow_context_override:
             data["allow_context_override"] = True
         if self.reward_file:
