@@ -59,6 +59,24 @@ def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
     return sols
 
 
+def failures_table(summary: dict, limit: int = 40) -> Table | None:
+    """The failed, infrastructure and suspected samples by group, deciding stage and reason
+    (``summarise``'s ``failures``): false failures at a glance."""
+    rows = summary.get("failures") or []
+    if not rows:
+        return None
+    table = Table(title="failures by group, stage and reason")
+    for col in ("group", "kind", "stage", "count", "reason", "e.g."):
+        table.add_column(col, overflow="fold", justify="right" if col == "count" else "left")
+    for r in rows[:limit]:
+        table.add_row(
+            r["group"], r["kind"], r["stage"], str(r["count"]), r["reason"], " ".join(r["examples"])
+        )
+    if len(rows) > limit:
+        table.caption = f"{len(rows) - limit} more in summary.json (failures)"
+    return table
+
+
 @friendly
 def grade_cmd(
     solutions: Annotated[
@@ -73,10 +91,19 @@ def grade_cmd(
     image: ImageOption = None,
     gpus: GpusOption = None,
     isolation: IsolationOption = None,
+    grading_policy: Annotated[
+        str | None,
+        typer.Option(
+            "--grading-policy",
+            help="grade every problem by this policy (strict, computeeval, repository) instead "
+            "of the one its source gives it",
+        ),
+    ] = None,
 ) -> None:
     """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable:
     a rerun grades what is missing and what failed for infrastructure reasons). Malformed
-    lines of a pack are reported by line number and the rest graded (exit 1)."""
+    lines of a pack are reported by line number and the rest graded (exit 1). The summary
+    counts failures by group, deciding stage and reason."""
     from cudaenv.grading.grader import grade
     from cudaenv.grading.summary import Graded, summarise
     from cudaenv.problems.loader import load_suite
@@ -86,6 +113,11 @@ def grade_cmd(
 
     options = sandbox_options(sandbox, image, gpus, isolation)
     suite = load_suite(source)
+    if grading_policy is not None:
+        try:
+            suite = suite.with_grading_policy(grading_policy)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--grading-policy") from None
     rejected: list[SpecError] = []
     sols = _solutions_from(solutions, rejected)
     ks = [int(x) for x in split_csv(k) or ["1"]]
@@ -148,6 +180,8 @@ def grade_cmd(
     summary["rejected_lines"] = [str(exc) for exc in rejected]
     write_summary(out, summary)
     console.print(summary_table(summary, ks, f"grade {solutions.name} on {source}"))
+    if (failures := failures_table(summary)) is not None:
+        console.print(failures)
     for line in left_out(summary):
         console.print(line, highlight=False)
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")

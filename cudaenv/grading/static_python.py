@@ -47,8 +47,9 @@ __all__ = [
 
 def local_modules(paths: Iterable[str]) -> frozenset[str]:
     """The modules the problem's own (context) ``.py`` files make importable from the
-    workspace root (``utils.py`` -> ``utils``; ``helpers/common.py`` -> ``helpers``,
-    ``helpers.common``): importing the problem's helpers is no escape. A name the standard
+    workspace root or from their own directory (``utils.py`` -> ``utils``;
+    ``helpers/common.py`` -> ``helpers``, ``helpers.common``, ``common``): importing the
+    problem's helpers is no escape. A name the standard
     library or a forbidden module already has is not one of them (the interpreter may hand
     out its own module of that name)."""
     out: set[str] = set()
@@ -57,11 +58,13 @@ def local_modules(paths: Iterable[str]) -> frozenset[str]:
         if pp.suffix != ".py" or not all(part.isidentifier() for part in pp.with_suffix("").parts):
             continue
         parts = pp.with_suffix("").parts
-        if parts[0] in sys.stdlib_module_names or parts[0] in FORBIDDEN_PY_MODULES:
-            continue
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        out |= {".".join(parts[: i + 1]) for i in range(len(parts))}
+        # from the root (``helpers.utils``) or from its own directory on sys.path (``utils``)
+        for start in range(len(parts)):
+            names = parts[start:]
+            if names[0] not in sys.stdlib_module_names | FORBIDDEN_PY_MODULES.keys():
+                out |= {".".join(names[: i + 1]) for i in range(len(names))}
     return frozenset(out)
 
 
