@@ -169,6 +169,19 @@ LIBC = frozenset(
         "bsearch",
         "sched_yield",
         "__cxa_finalize",
+        # what the standard library's inline code references: its atomics' single-thread
+        # shortcut, and the locks behind std::mutex, std::call_once and shared_ptr
+        "__libc_single_threaded",
+        "pthread_mutex_lock",
+        "pthread_mutex_unlock",
+        "pthread_mutex_trylock",
+        "pthread_once",
+        "pthread_cond_wait",
+        "pthread_cond_signal",
+        "pthread_cond_broadcast",
+        "pthread_key_create",
+        "pthread_getspecific",
+        "pthread_setspecific",
     ]
 )
 # -l<name> of the build command -> the symbol prefix that library's API uses

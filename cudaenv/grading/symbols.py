@@ -294,7 +294,10 @@ def _pre_main_offence(
     demangled = rep.demangled.get(name)
     if name in PRE_MAIN_OUTPUT or (demangled and _OSTREAM_OUTPUT.search(demangled)):
         return "writes output or ends the process"
-    if name.startswith("_Z") and name_owner(name, demangled) in TOOLCHAIN_OWNERS - claimed:
+    scope = name_owner(name, demangled) if name.startswith("_Z") else ""
+    if scope in claimed:
+        return "the solution's own code"
+    if scope in TOOLCHAIN_OWNERS:
         return None
     if name in own:
         return "the solution's own code"
