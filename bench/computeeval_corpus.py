@@ -53,9 +53,7 @@ def baselines(problems: list[Problem]) -> list[Solution]:
 def empties(problems: list[Problem]) -> list[Solution]:
     """A solution per problem with the baseline's paths and no content (must always fail)."""
     return [
-        Solution(
-            task_id=s.task_id, files=[SourceFile(path=f.path, content="") for f in s.files]
-        )
+        Solution(task_id=s.task_id, files=[SourceFile(path=f.path, content="") for f in s.files])
         for s in baselines(problems)
     ]
 

@@ -47,7 +47,11 @@ def _skip_operator(text: str, i: int) -> int:
     """The index after ``operator<sym>`` starting at ``i`` (``operator<<``, ``operator()``,
     ``operator new[]``, ``operator int``)."""
     j = i + len("operator")
-    if text.startswith(" ", j) and j + 1 < len(text) and (text[j + 1].isalpha() or text[j + 1] == "_"):
+    if (
+        text.startswith(" ", j)
+        and j + 1 < len(text)
+        and (text[j + 1].isalpha() or text[j + 1] == "_")
+    ):
         j += 1  # operator new, operator delete[], operator bool: one name with a space
         while j < len(text) and (text[j].isalnum() or text[j] in "_:"):
             j += 1

@@ -36,14 +36,13 @@ import secrets
 import shlex
 import time
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from cudaenv.grading.cache_files import write_atomic
 from cudaenv.grading.device_code import fixed_precision, ptx_violations
 from cudaenv.grading.stages import StageInfrastructureFault
-from cudaenv.grading.static_cpp_plan import HEADERS, SOURCES, Plan, plan, splice
+from cudaenv.grading.static_cpp_plan import HEADERS, SOURCES, Plan, plan
 from cudaenv.grading.static_cpp_script import parse_report, script
 from cudaenv.grading.static_refs import cpp_forbidden, expand
 from cudaenv.grading.static_text_cpp import cpp_tokens, cpp_violations

@@ -20,6 +20,7 @@ _KEEP_VALUE_FLAGS = {"-I", "-D", "-U", "-isystem", "-include", "-arch", "-gencod
 _KEEP_VALUE_FLAGS |= {"-x", "-Xcompiler", "-ccbin", "--gpu-architecture", "-code", "-iquote"}
 _DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
 
+
 def splice(text: str) -> str:
     """Join backslash-newlines exactly as translation phase 2 does (``get\\⏎env`` is getenv)."""
     return _SPLICE.sub("", text)

@@ -55,11 +55,11 @@ def ptx_lines(file_expr: str) -> str:
 
 
 _FN = (
-    "  for s in $(nm -S \"$o/x.o\" | awk 'NF==4 && $4 ~ /^_GLOBAL__sub_I_|"
-    "__static_initialization_and_destruction_/ {print $4 \"@\" $1 \"@\" $2}'); do",
+    '  for s in $(nm -S "$o/x.o" | awk \'NF==4 && $4 ~ /^_GLOBAL__sub_I_|'
+    '__static_initialization_and_destruction_/ {print $4 "@" $1 "@" $2}\'); do',
     '    n=${s%%@*}; r=${s#*@}; echo "@@FN $n ${r%@*} ${r#*@}" >> "$R"',
     '    objdump -dr --no-show-raw-insn --disassemble="$n" "$o/x.o"'
-    " | grep -E 'R_[A-Z0-9_]+|call|jmp' | tee -a \"$o/fn\" >> \"$R\"",
+    ' | grep -E \'R_[A-Z0-9_]+|call|jmp\' | tee -a "$o/fn" >> "$R"',
     "  done",
     # the demangled names of what the object references and what its initialisers call
     '  { nm -u "$o/x.o" | awk \'{print $NF}\'; grep -oE "_Z[A-Za-z0-9_.$]+" "$o/fn" 2>/dev/null; }'
@@ -181,9 +181,9 @@ def parse_report(text: str) -> list[Unit]:
                 u.obj.demangled[mangled] = demangled
         elif part in u.obj.init_calls:
             span = u.obj.init_ranges.get(part)
-            if span and (at := re.match(r"\s*([0-9a-fA-F]+):", line)):
-                if not span[0] <= int(at.group(1), 16) < span[1]:
-                    continue  # another function's line (objdump -r prints from the section start)
+            at = re.match(r"\s*([0-9a-fA-F]+):", line)
+            if span and at and not span[0] <= int(at.group(1), 16) < span[1]:
+                continue  # another function's line (objdump -r prints from the section start)
             if m := re.search(r"(R_[A-Z0-9_]+)\s+(\S+)", line):
                 if m.group(1) in _CALL_RELOCS:  # a call; other relocations are data addresses
                     u.obj.init_calls[part].append(m.group(2))

@@ -400,8 +400,8 @@ def object_violations(
             out.append(f"{path}: the object references {shown} ({why})")
         elif libraries and sym.startswith(LIBRARY_PREFIXES):
             out.append(f"{path}: the object references {sym!r}, a library this problem forbids")
-        elif "symbols_allowlist" in checks and allow is not None and not allow.allows(
-            sym, demangled
+        elif (
+            "symbols_allowlist" in checks and allow is not None and not allow.allows(sym, demangled)
         ):
             out.append(
                 f"{path}: the object references {shown}, outside what a solution may call (the "

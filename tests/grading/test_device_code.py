@@ -156,9 +156,7 @@ def _script_ptx(tmp_path, ptx: str) -> list[str]:
 def test_an_fp16_kernel_after_500_empty_ones_is_still_read(tmp_path) -> None:
     # issue 27: the report kept the first 400 filtered lines, and 500 empty kernel
     # instantiations came first; the fp16 instruction after them was never read
-    empties = "".join(
-        f".visible .entry _Z5emptyILi{i}EEvv()\n{{\n\tret;\n}}\n" for i in range(500)
-    )
+    empties = "".join(f".visible .entry _Z5emptyILi{i}EEvv()\n{{\n\tret;\n}}\n" for i in range(500))
     ptx = empties + ".visible .entry _Z4halfPf(\n)\n{\n\tfma.rn.f16 %rs1, %rs2, %rs3, %rs4;\n}\n"
     lines = _script_ptx(tmp_path, ptx)
     violations = ptx_violations("solution.cu", lines, precision="fp32", libraries=False)

@@ -49,7 +49,8 @@ def computeeval_pack(problems: list[Problem], path: Path) -> Path:
         "created_at": "2026-11-20T00:00:00",
         "description": None,
         "task_id_hashes": {
-            p.task_id: hashlib.md5(line).hexdigest() for p, line in zip(problems, lines, strict=True)
+            p.task_id: hashlib.md5(line).hexdigest()
+            for p, line in zip(problems, lines, strict=True)
         },
     }
     staging = path.parent / "staging"
@@ -163,7 +164,9 @@ def test_the_exploits_still_fail_the_static_stage(
 
 def test_an_empty_solution_fails(suite: Suite) -> None:
     for p in suite:
-        empty = Solution(task_id=p.task_id, files=[SourceFile(path=f.path, content="") for f in _files(p)])
+        empty = Solution(
+            task_id=p.task_id, files=[SourceFile(path=f.path, content="") for f in _files(p)]
+        )
         v = grade(p, empty)
         assert v.passed is False and v.failure == "agent", (p.task_id, v.reason)
 
@@ -195,9 +198,12 @@ def test_the_solutions_own_code_before_main_still_fails(suite: Suite) -> None:
     (f,) = _files(p)
     early = f.content.replace(
         "static const dim3 kUnusedBlock(256, 1, 1);\n",
-        "int announce() { std::puts(\"ready\"); return 1; }\nstatic int g_ready = announce();\n",
+        'int announce() { std::puts("ready"); return 1; }\nstatic int g_ready = announce();\n',
     )
     for policy in (COMPUTEEVAL, STRICT):
-        v = grade(p.model_copy(update={"grading_policy": policy}), [SourceFile(path=f.path, content=early)])
+        v = grade(
+            p.model_copy(update={"grading_policy": policy}),
+            [SourceFile(path=f.path, content=early)],
+        )
         assert v.passed is False, (policy.name, v.reason)
         assert any("calls 'announce()'" in s for s in v.suspected_hack), v.suspected_hack

@@ -25,7 +25,7 @@ STD_ABBREVIATED = ["_ZNSaIcEC1Ev", "_ZNSolsEi", "_ZNKSs4sizeEv", "_ZNSi4readEPcl
 
 @needs_cxxfilt
 def test_the_abis_abbreviations_are_std_by_their_demangled_names() -> None:
-    names = demangle(STD_ABBREVIATED + ["_ZN4dim3C1Ejjj", "_Z6launchPf", "_Znwm"])
+    names = demangle([*STD_ABBREVIATED, "_ZN4dim3C1Ejjj", "_Z6launchPf", "_Znwm"])
     assert names["_ZNSaIcEC1Ev"] == "std::allocator<char>::allocator()"
     assert {owner(names[s]) for s in STD_ABBREVIATED} == {"std"}
     assert owner(names["_ZN4dim3C1Ejjj"]) == "dim3"
@@ -55,7 +55,9 @@ def test_std_names_under_any_abbreviation_are_on_the_allow_list() -> None:
     # a file stream is still file access, however the ABI spells it
     fb = "_ZNSt13basic_filebufIcSt11char_traitsIcEE4openEPKcSt13_Ios_Openmode"
     rep = ObjectReport(nm=[f"U {fb}"], demangled=demangle([fb]))
-    assert any("file access" in v for v in object_violations("s.cu", rep, libraries=False, allow=allow))
+    assert any(
+        "file access" in v for v in object_violations("s.cu", rep, libraries=False, allow=allow)
+    )
 
 
 def _report(calls: list[str], demangled: dict[str, str] | None = None) -> ObjectReport:
@@ -108,7 +110,10 @@ def test_initialiser_calls_are_read_within_the_functions_own_range() -> None:
     )
     (unit,) = parse_report(text)
     assert unit.obj is not None
-    assert unit.obj.init_calls["_GLOBAL__sub_I_s"] == ["_ZNSt8ios_base4InitC1Ev-0x4", "<_ZN6BannerC1Ev>"]
+    assert unit.obj.init_calls["_GLOBAL__sub_I_s"] == [
+        "_ZNSt8ios_base4InitC1Ev-0x4",
+        "<_ZN6BannerC1Ev>",
+    ]
     assert unit.obj.demangled == {"_ZN6BannerC1Ev": "Banner::Banner()"}
 
 
