@@ -29,13 +29,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from cudaenv.grading.demangle import name_owner
+from cudaenv.grading.symbol_allowlist import SymbolAllowlist
 from cudaenv.problems.policy import ALL_CHECKS
-
-if TYPE_CHECKING:
-    from cudaenv.grading.symbol_allowlist import SymbolAllowlist
 
 # undefined host symbols a solution may not reach, however it spelled them -> exploit class
 FORBIDDEN_SYMBOLS: dict[str, str] = {
@@ -307,8 +304,7 @@ def _pre_main_offence(
 
 
 def _runtime_only() -> SymbolAllowlist:
-    from cudaenv.grading.symbol_allowlist import SymbolAllowlist
-
+    """The allow-list of the runtimes alone (no problem, no linked library)."""
     return SymbolAllowlist()
 
 

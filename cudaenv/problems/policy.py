@@ -95,13 +95,16 @@ class GradingPolicy(BaseModel):
 
 STRICT = GradingPolicy(name="strict", checks=ALL_CHECKS)
 #: ComputeEval's own grading, plus the checks that fail none of its 566 known-good baselines
-#: (release 2026-1; ``bench/computeeval_corpus.py`` measures it); ``python_modules``: what its
-#: cuda_python and cuTile problems import (``cuda`` is cuda.tile's and cuda-python's package)
+#: (release 2026-1; ``bench/bench_policy_checks.py`` on ``bench/computeeval_corpus.py``'s
+#: packs measures it). Left out: the Python escape rules (written for numba harnesses that
+#: run the solution in a child process; cuTile solutions name ``input``, call ``ct.load`` and
+#: set attributes of autograd's ``ctx``). ``python_modules``: what its cuTile solutions import
+#: beyond our fixed list (``cuda`` is cuda.tile's package; ``sys`` for ``sys.path``)
 COMPUTEEVAL = GradingPolicy(
     name="computeeval",
     checks=ALL_CHECKS - {"python_escapes"},
     source_references="subtree",
-    python_modules=frozenset({"torch", "cuda", "cupy", "sys", "os", "triton"}),
+    python_modules=frozenset({"cuda", "torch", "sys"}),
     simulator=False,
 )
 #: repository tasks: the task's own tests decide; no exploit rules on a repository's code
