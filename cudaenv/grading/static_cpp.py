@@ -42,7 +42,7 @@ from typing import Any
 from cudaenv.grading.cache_files import write_atomic
 from cudaenv.grading.device_code import fixed_precision, ptx_violations
 from cudaenv.grading.stages import StageInfrastructureFault
-from cudaenv.grading.static_cpp_plan import HEADERS, SOURCES, Plan, plan
+from cudaenv.grading.static_cpp_plan import HEADERS, SOURCES, Plan, plan, splice
 from cudaenv.grading.static_cpp_script import parse_report, script
 from cudaenv.grading.static_refs import cpp_forbidden, expand
 from cudaenv.grading.static_text_cpp import cpp_tokens, cpp_violations
@@ -56,6 +56,17 @@ from cudaenv.grading.symbols import (
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
 from cudaenv.problems.policy import ALL_CHECKS, STRICT, GradingPolicy
+
+__all__ = [
+    "Plan",
+    "apply",
+    "build_env",
+    "check",
+    "kept_outputs",
+    "plan",
+    "splice",
+    "unit_violations",
+]
 
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
