@@ -96,9 +96,30 @@ def _exit_call(data: bytes, node: Any) -> ExitCall | None:
     up = node.parent
     while up is not None:
         if up.type in _GUARDING and (cond := up.child_by_field_name("condition")) is not None:
-            guards |= {t for t in _leaves(data, cond) if t.isidentifier()}
+            guards |= _failure_tested(list(_leaves(data, cond)))
         up = up.parent
     return ExitCall(_text(data, fn), status, frozenset(guards))
+
+
+_SUCCESS_CONSTANT = re.compile(r"^(0|cudaSuccess|CUDA_SUCCESS|EXIT_SUCCESS|\w*_SUCCESS)$")
+
+
+def _failure_tested(cond: list[str]) -> set[str]:
+    """The identifiers a condition found to differ from success: ``err != cudaSuccess``,
+    ``CUBLAS_STATUS_SUCCESS != st``, ``(err)``. (``err == 0`` or ``err != 1`` prove nothing.)"""
+    bare = [t for t in cond if t not in "()"]
+    if len(bare) == 1 and bare[0].isidentifier():
+        return {bare[0]}
+    out = set()
+    for i in range(1, len(cond) - 1):
+        if cond[i] != "!=":
+            continue
+        left, right = cond[i - 1], cond[i + 1]
+        if left.isidentifier() and _SUCCESS_CONSTANT.match(right):
+            out.add(left)
+        elif right.isidentifier() and _SUCCESS_CONSTANT.match(left):
+            out.add(right)
+    return out
 
 
 def _leaves(data: bytes, node: Any) -> Iterable[str]:

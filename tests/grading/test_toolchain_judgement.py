@@ -129,6 +129,11 @@ def test_initialiser_calls_are_read_within_the_functions_own_range() -> None:
         ("void f() { exit(256); }", True),  # the low byte a parent sees is 0
         ("void f() { int err = g(); if (err != 0) { log(); } exit(err); }", True),
         ("void f() { auto q = exit; }", True),
+        ("void f() { cublasStatus_t st = g(); if (CUBLAS_STATUS_SUCCESS != st) exit(st); }", False),
+        # conditions that prove nothing about the status: exit(0) behind them
+        ("void f() { int err = 0; if (err == 0) exit(err); }", True),
+        ("void f() { int err = 0; if (err != 1) exit(err); }", True),
+        ("void f() { int err = 0; if (!err) exit(err); }", True),
     ],
 )
 def test_an_exit_is_judged_by_its_status_and_the_condition_around_it(
