@@ -112,6 +112,7 @@ LIBC = frozenset(
         "fputs",
         "fputc",
         "putc",
+        "fwrite",  # what GCC makes of fprintf(stderr, "a literal")
         "putchar",
         "fflush",
         "stdout",
