@@ -63,6 +63,9 @@ _DECLARING = {
     "init_declarator", "parameter_declaration", "optional_parameter_declaration", "declaration",
     "pointer_declarator", "reference_declarator", "array_declarator",
 }  # fmt: skip
+_NESTED_DECLARATORS = {
+    "pointer_declarator", "reference_declarator", "array_declarator", "init_declarator"
+}  # fmt: skip
 _GUARDING = {"if_statement", "while_statement", "conditional_expression"}
 
 
@@ -71,13 +74,31 @@ def _text(data: bytes, node: Any) -> str:
 
 
 def _is_declarator(node: Any) -> bool:
+    """Whether identifier ``node`` names a parameter or a local variable (a block-scope,
+    non-``extern`` declaration): that name is the source's own, not the library's.
+    ``extern char** __environ;`` or a namespace-scope definition is not."""
     parent = node.parent
     if parent is None or parent.type not in _DECLARING:
         return False
-    if parent.type == "reference_declarator":
-        return True  # `float& x`: the only named child
-    named = parent.child_by_field_name("declarator")
-    return named is not None and named.start_byte == node.start_byte
+    if parent.type != "reference_declarator":  # `float& x`: the only named child
+        named = parent.child_by_field_name("declarator")
+        if named is None or named.start_byte != node.start_byte:
+            return False
+    up = parent
+    while up is not None and up.type in _NESTED_DECLARATORS:
+        up = up.parent  # through pointer/array/init declarators to what declares
+    if up is None:
+        return False
+    if up.type in ("parameter_declaration", "optional_parameter_declaration"):
+        return True
+    if up.type != "declaration" or any(
+        c.type == "storage_class_specifier" and c.text == b"extern" for c in up.children
+    ):
+        return False
+    block = up.parent
+    while block is not None and block.type != "compound_statement":
+        block = block.parent
+    return block is not None
 
 
 def _exit_call(data: bytes, node: Any) -> ExitCall | None:
