@@ -194,6 +194,8 @@ LIBRARY_PREFIX = {
 #: (``_ZNSaIcEC1Ev`` is ``std::allocator<char>::allocator()``) are std:: like any other spelling
 CPP_RUNTIME_OWNERS = frozenset({"std", "__gnu_cxx", "__cxxabiv1"})
 _DECLARED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+# `extern const int OUTPUT_SIZE;`, `extern float table[];`: data the problem's sources define
+_EXTERN_DATA = re.compile(r"\bextern\b[^;(){}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;")
 _SOURCE_NAME = re.compile(r"(\d+)([A-Za-z_]\w*)")
 _HEADERS = {".h", ".hpp", ".cuh", ".hh", ".inl"}
 
@@ -277,10 +279,12 @@ def allowlist_for(
     problem_files: Iterable[SourceFile],
     extra: Iterable[str] = (),
 ) -> SymbolAllowlist:
-    """The allow-list of a problem: the libraries its build links, the functions its own
-    (non-solution) headers declare, and its ``metadata.allowed_symbols``."""
+    """The allow-list of a problem: the libraries its build links, the functions and
+    ``extern`` data its own (non-solution) headers declare, and its
+    ``metadata.allowed_symbols``."""
     declared: set[str] = set()
     for f in problem_files:
         if PurePosixPath(f.path).suffix.lower() in _HEADERS:
             declared |= set(_DECLARED.findall(f.content))
+            declared |= set(_EXTERN_DATA.findall(f.content))
     return SymbolAllowlist(linked_libraries(build_command), frozenset(declared), frozenset(extra))

@@ -156,3 +156,15 @@ def test_an_include_is_judged_by_where_it_resolves() -> None:
     for outside in ('#include "../../etc/x.h"\n', '#include "/etc/x.h"\n'):
         out = cpp_violations("solution.cu", cpp_tokens(outside), outside, dirs={"", "include"})
         assert any("outside the workspace" in v for v in out)
+
+
+def test_data_the_problems_headers_declare_is_the_problems() -> None:
+    from cudaenv.grading.symbol_allowlist import allowlist_for
+    from cudaenv.problems.model import SourceFile
+
+    header = SourceFile(
+        path="include/common.h", content="extern const int OUTPUT_SIZE;\nvoid run(int n);\n"
+    )
+    allow = allowlist_for("nvcc -o t solution.cu src/common.cu", [header])
+    assert allow.allows("OUTPUT_SIZE") and allow.allows("_Z3runi")
+    assert not allow.allows("SECRET_SIZE")
