@@ -2,7 +2,6 @@
 
 import cuda.tile as ct
 import torch
-
 from tile_helpers import blocks_for
 
 TILE = 256
