@@ -160,6 +160,7 @@ def main() -> None:
             fh.flush()
             bad = row["static"] or row["missing_refs"] or row["toolchain"]
             state = "REJECTED" if bad else ("no compile" if row["compile_error"] else "clean")
+            state = "INFRA" if row.get("infrastructure") and not bad else state
             print(f"[{n}/{len(todo)}] {row['task_id']} {state} {row['seconds']}s", flush=True)
     rows = [json.loads(line) for line in args.out.read_text().splitlines() if line]
     print("\n".join(table([r for r in rows if r["task_id"] in {s.task_id for s in sols}])))
