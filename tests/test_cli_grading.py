@@ -53,6 +53,26 @@ def test_grade_datapack_writes_results_and_resumes(tmp_path: Path, cpu_problem_d
     again = runner.invoke(app, args)  # resumable: nothing graded twice
     assert again.exit_code == 0
     assert len((out / "graded.jsonl").read_text().splitlines()) == 2
+    # the failure shows by group, deciding stage and reason
+    assert summary["failed"] == 1 and summary["failed_by_stage"] == {"test": 1}
+    (failure,) = summary["failures"]
+    assert (failure["group"], failure["stage"], failure["examples"]) == (
+        "cuda-kernels",
+        "test",
+        ["cpu-add"],
+    )
+    assert "failures by group, stage and reason" in result.output
+
+
+def test_grade_takes_a_grading_policy_and_refuses_an_unknown_one(
+    tmp_path: Path, cpu_problem_dir: Path
+) -> None:
+    args = ["grade", str(_solutions(tmp_path)), "--source", str(cpu_problem_dir.parent)]
+    bad = runner.invoke(app, [*args, "--out", str(tmp_path / "a"), "--grading-policy", "lax"])
+    assert bad.exit_code == 2 and "unknown grading policy 'lax'" in bad.output
+    assert not (tmp_path / "a").exists()
+    ok = runner.invoke(app, [*args, "--out", str(tmp_path / "b"), "--grading-policy", "repository"])
+    assert ok.exit_code == 0, ok.output
 
 
 def test_grade_directory_of_solutions(tmp_path: Path, cpu_problem_dir: Path) -> None:

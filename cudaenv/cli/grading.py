@@ -114,6 +114,24 @@ def _run_solutions(run: RunDir) -> tuple[list[tuple[str, int, Solution]], int]:
     return keyed, without
 
 
+def failures_table(summary: dict, limit: int = 40) -> Table | None:
+    """The failed, infrastructure and suspected samples by group, deciding stage and reason
+    (``summarise``'s ``failures``): false failures at a glance."""
+    rows = summary.get("failures") or []
+    if not rows:
+        return None
+    table = Table(title="failures by group, stage and reason")
+    for col in ("group", "kind", "stage", "count", "reason", "e.g."):
+        table.add_column(col, overflow="fold", justify="right" if col == "count" else "left")
+    for r in rows[:limit]:
+        table.add_row(
+            r["group"], r["kind"], r["stage"], str(r["count"]), r["reason"], " ".join(r["examples"])
+        )
+    if len(rows) > limit:
+        table.caption = f"{len(rows) - limit} more in summary.json (failures)"
+    return table
+
+
 @friendly
 def grade_cmd(
     solutions: Annotated[
@@ -143,11 +161,20 @@ def grade_cmd(
     image: ImageOption = None,
     gpus: GpusOption = None,
     isolation: IsolationOption = None,
+    grading_policy: Annotated[
+        str | None,
+        typer.Option(
+            "--grading-policy",
+            help="grade every problem by this policy (strict, computeeval, repository) instead "
+            "of the one its source gives it",
+        ),
+    ] = None,
 ) -> None:
     """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable:
     a rerun grades what is missing and what failed for infrastructure reasons). Malformed
     lines of a pack are reported by line number and the rest graded (exit 1). Given an
-    ``eval`` run directory, grades its samples' stored final files again."""
+    ``eval`` run directory, grades its samples' stored final files again. The summary counts
+    failures by group, deciding stage and reason."""
     from cudaenv.grading.grader import grade
     from cudaenv.grading.summary import Graded, summarise
     from cudaenv.rollout.pool import DaemonPool
@@ -165,6 +192,11 @@ def grade_cmd(
     source, mode, out = source or "builtin", mode or "solve", out or Path("graded")
     check_mode(mode)
     suite = selected(source, None, None, since, until)
+    if grading_policy is not None:
+        try:
+            suite = suite.with_grading_policy(grading_policy)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--grading-policy") from None
     extra: dict[str, object] = {
         "since": parse_day("--since", since),
         "until": parse_day("--until", until),
@@ -230,6 +262,8 @@ def grade_cmd(
     summary.update(extra)
     write_summary(out, summary)
     console.print(summary_table(summary, ks, f"grade {solutions.name} on {source}"))
+    if (failures := failures_table(summary)) is not None:
+        console.print(failures)
     for line in left_out(summary):
         console.print(line, highlight=False)
     if extra.get("without_files"):

@@ -11,8 +11,10 @@ device code itself:
 - **Library device code** when the problem forbids libraries: a kernel or device function of
   CUB, Thrust, CUTLASS or CuTe in the PTX, however the source spelled the namespace.
 
-The PTX lines come filtered from the toolchain script (:mod:`cudaenv.grading.static_cpp_script`):
-declarations of kernels and device functions, and lines naming a narrow float type.
+The PTX lines come filtered from the toolchain script (:mod:`cudaenv.grading.static_cpp_script`,
+``ptx_lines``): every line naming a narrow float type and every declaration naming a library,
+each read from the whole file (a bound on the number of lines read once let an fp16 kernel
+hide behind 500 empty ones).
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from typing import Any
 
 #: types narrower than fp32, as PTX spells them
 _NARROW = r"f16|f16x2|bf16|bf16x2|tf32|e4m3|e4m3x2|e5m2|e5m2x2|e2m1x2|e3m2x2|e2m3x2"
-PTX_FILTER = (
-    r"^\s*(\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b"
-    rf"|\.({_NARROW})\b"
+#: PTX lines naming a narrow float type (instructions, registers, parameters)
+PTX_NARROW_FILTER = rf"\.({_NARROW})\b"
+#: kernel and device-function declarations whose mangled name holds a library's namespace
+PTX_LIBRARY_FILTER = (
+    r"^\s*(\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b.*"
+    r"(3cub|6thrust|7cutlass|4cute)"
 )
 _NARROW_TYPE = re.compile(rf"\.({_NARROW})\b")
 _DECL = re.compile(r"\.(entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")

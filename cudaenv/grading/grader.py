@@ -18,28 +18,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cudaenv.errors import CudaEnvError
-from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
+from cudaenv.grading import post_test
 from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
 from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.carried import STATIC_STAGES, TOOLCHAIN_STAGES, CarriedChecks, checks_key, take
 from cudaenv.grading.checker import CheckedRun, Checker, Stage, checker_digest, imitations
 from cudaenv.grading.device_code import fixed_precision, narrow_python_names
 from cudaenv.grading.faults import guarded
-from cudaenv.grading.gpu_clocks import ClockSampler
 from cudaenv.grading.gpu_work import watch
-from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
 from cudaenv.grading.repo_grader import grade_repository
 from cudaenv.grading.reward_files import clear_rewards, reward_stage
-from cudaenv.grading.speed_of_light import assess
 from cudaenv.grading.stages import (
-    BENCH_SEED_ENV,
     DEFAULT_TIMEOUT_S,
     TOKEN_ENV,
     StageInfrastructureFault,
     completion_forgeries,
-    new_bench_seed,
     new_token,
     run_stage,
     uses_completion_token,
@@ -47,8 +42,7 @@ from cudaenv.grading.stages import (
 from cudaenv.grading.static_checks import static_stage
 from cudaenv.grading.static_cpp import apply as toolchain_check
 from cudaenv.grading.static_cpp import build_env as keep_env
-from cudaenv.grading.timing import Measurement, measure, record_timings, timing_device
-from cudaenv.grading.verdict import ClockReading, StageResult, Verdict
+from cudaenv.grading.verdict import StageResult, Verdict
 from cudaenv.grading.workspace import GradingFiles, SolutionInput, assemble
 from cudaenv.problems.model import Mode, Problem, SourceFile
 from cudaenv.sandbox import Sandbox
@@ -168,8 +162,11 @@ class _Grading:
         forbidden = p.forbidden_references if self.check_references else []
         if self.check_references:  # Python kernels keep the precision the problem fixes
             forbidden = [*forbidden, *narrow_python_names(fixed_precision(p))]
+        context = [f.path for f in p.context_files]
         if not take(v, self.carried, self.key, STATIC_STAGES) and (
-            why := static_stage(v, self.files.solution, refs, forbidden)
+            why := static_stage(
+                v, self.files.solution, refs, forbidden, policy=p.grading_policy, context=context
+            )
         ):
             return self.fail(why)
 
@@ -196,7 +193,8 @@ class _Grading:
         ):
             return self.fail(why)
 
-        if p.needs_gpu and self.gpu is None:
+        # a policy without the simulator runs Python problems' tests on a GPU only (cuTile)
+        if (p.needs_gpu or not p.grading_policy.simulator) and self.gpu is None:
             v.stages["test"] = StageResult(status="skipped", reason="no GPU")
             v.passed = None
             v.reason = "compiled; GPU stages skipped (no GPU)"
@@ -281,134 +279,10 @@ class _Grading:
         return test, tampered
 
     def run_sanitizer(self, box: Sandbox) -> None:
-        v = self.verdict
-        if self.gpu is None:
-            v.stages["sanitizer"] = StageResult(status="skipped", reason="no GPU")
-            return
-        outputs: list[str] = []
-        seeds: list[int] = []
-        total = 0.0
-        for tool in self.sanitizer:
-            cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {self.problem.test_command}"
-            token = self.run_token()
-            run = self.checked_run(box, "test")
-            env = self.test_env(box, token) | (run.env if run else {})
-            stage, _ = run_stage(box, cmd, timeout=self.timeout * 10, env=env, token=token)
-            if self.settle(box, f"sanitizer run ({tool})", run):  # escape: nothing runs on
-                v.stages["sanitizer"] = stage.model_copy(update={"reason": v.reason})
-                return
-            stage = self.judge(stage, run)
-            seeds += stage.seeds
-            total += stage.seconds
-            outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
-            if stage.status != "ok":
-                v.stages["sanitizer"] = stage.model_copy(
-                    update={"reason": f"{tool}: {stage.reason}"}
-                )
-                self.fail(f"sanitizer {tool} failed: {stage.reason}")
-                return
-        v.stages["sanitizer"] = StageResult(
-            status="ok", seconds=total, output_tail="\n".join(outputs)[-4000:], seeds=seeds
-        )
-
-    def measure(self, box: Sandbox, seed: dict[str, str], run: CheckedRun | None) -> Measurement:
-        """One timed run of the benchmark, with a fresh completion secret (or, split, on the
-        round's inputs laid in ``box``)."""
-        token = self.run_token()
-        env = self.test_env(box, token) | seed | (run.env if run else {})
-        return measure(box, self.problem, env=env, timeout=self.timeout, token=token)
+        post_test.run_sanitizer(self, box)
 
     def run_benchmark(self, box: Sandbox) -> None:
-        v = self.verdict
-        p = self.problem
-        if not p.benchmark_command:
-            v.stages["benchmark"] = StageResult(
-                status="skipped", reason="problem has no benchmark_command"
-            )
-            return
-        device = timing_device(p, self.gpu)  # a CPU-only problem's benchmark needs no GPU
-        if device is None:
-            v.stages["benchmark"] = StageResult(status="skipped", reason="no GPU")
-            return
-        cache = BaselineCache()
-        key = baseline_key(p, device)
-        cached = None if self.force_baseline else cache.get(key)
-        base_box = None
-        if cached is None and p.baseline_solution is not None:
-            base_files = assemble(p, p.baseline_solution)
-            base_box = self.sandbox()
-            built = self.build(base_box, self.env(base_box), base_files.all)
-            if built.status not in ("ok", "skipped"):
-                base_box = None
-                v.reason = "passed; baseline failed to build, no speedup"
-        sol: list[float] = []
-        base: list[float] = []
-        sol_clocks: list[ClockReading | None] = []  # NVML per sample (None: no NVML here)
-        base_clocks: list[ClockReading | None] = []
-        sol_flush: list[int | None] = []  # the grader's L2 flush per sample (None: none)
-        base_flush: list[int | None] = []
-        stage: StageResult | None = None
-        seeds: list[int] = []
-        with gpu_lease(None if self.gpu else "cpu"):
-            for n in range(self.rounds):
-                # the test run (or the last round) was settled: nothing of the solution is
-                # alive, the workspace is the build's (pristine); a fresh secret per run, or
-                # (split) fresh inputs, which the baseline's run of the round gets too
-                run = self.checked_run(box, "perf")
-                seed = {} if run else {BENCH_SEED_ENV: new_bench_seed()}
-                with ClockSampler() as clock:
-                    m = self.measure(box, seed, run)
-                stage = m.stage
-                v.suspected_hack.extend(s for s in m.suspected if s not in v.suspected_hack)
-                # speed: a process this round left could load the machine during the
-                # baseline's timed run; a rewritten file would be timed next round
-                if self.settle(box, f"benchmark round {n + 1}", run):
-                    v.stages["benchmark"] = m.stage.model_copy(
-                        update={"status": "failed", "reason": v.reason}
-                    )
-                    return
-                stage = self.judge(stage, run)  # every timed run's outputs are checked
-                seeds += stage.seeds
-                if m.ms is not None and stage.status != "ok":
-                    v.stages["benchmark"] = stage
-                    self.fail(f"benchmark round {n + 1}: {stage.reason}")
-                    return
-                if m.ms is None:
-                    break
-                sol.append(m.ms)
-                sol_clocks.append(clock.reading)
-                sol_flush.append(m.l2_flush_bytes)
-                if base_box is not None:
-                    base_box.kill_processes()
-                    if run is not None:  # the round's inputs; its outputs are not checked
-                        Checker.lay(base_box, run)
-                    with ClockSampler() as clock:
-                        bm = self.measure(base_box, seed, run)
-                    if bm.ms is None:
-                        base_box = None
-                        v.reason = (
-                            f"passed; baseline benchmark {bm.stage.status}: {bm.stage.reason}"
-                        )
-                        base.clear()
-                        base_clocks.clear()
-                        base_flush.clear()
-                    else:
-                        base.append(bm.ms)
-                        base_clocks.append(clock.reading)
-                        base_flush.append(bm.l2_flush_bytes)
-        assert stage is not None
-        if not sol:
-            v.stages["benchmark"] = stage.model_copy(update={"seeds": seeds})
-            self.fail(f"benchmark {stage.status}: {stage.reason}")
-            return
-        where = None if self.gpu else f"timed on the CPU ({device.name})"
-        update = {"reason": stage.reason or where, "seeds": seeds}
-        v.stages["benchmark"] = stage.model_copy(update=update)
-        record_timings(
-            v, sol, base, cached, p.timing_mode.type, sol_clocks, base_clocks,
-            solution_flush=sol_flush, baseline_flush=base_flush,
-        )  # fmt: skip
-        assess(v, p, device.name)  # speed of light, physics floor (a device the table knows)
+        post_test.run_benchmark(self, box)
 
     def close(self) -> None:
         if self.checker is not None:

@@ -10,17 +10,20 @@ reward-integrity defenses: each rule names the exploit class it stops.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from cudaenv.grading.static_cpp import splice
-from cudaenv.grading.static_python import analyse_python
+from cudaenv.grading.static_cpp_plan import splice
+from cudaenv.grading.static_python import analyse_python, local_modules
 from cudaenv.grading.static_refs import cpp_forbidden, cpp_has_ref, describe_forbidden, expand
+from cudaenv.grading.static_refs_subtree import subtree_refs
 from cudaenv.grading.static_rules_cpp import CPP_SUFFIXES, FORBIDDEN_TEXT
 from cudaenv.grading.static_text_cpp import cpp_tokens, cpp_violations
 from cudaenv.grading.verdict import StageResult, Verdict
 from cudaenv.problems.model import SourceFile, SourceReferences
+from cudaenv.problems.policy import STRICT, GradingPolicy
 
 __all__ = ["StaticReport", "analyse", "describe_forbidden", "static_stage"]
 
@@ -46,26 +49,44 @@ def analyse(
     *,
     forbid: bool = True,
     forbidden: Iterable[str] = (),
+    policy: GradingPolicy = STRICT,
+    context: Iterable[str] = (),
 ) -> StaticReport:
-    """Check ``files`` for the required references and (if ``forbid``) forbidden constructs;
-    ``forbidden``: what the problem rules out (``metadata.forbidden_references``; the entry
-    ``libraries`` stands for :data:`~cudaenv.grading.static_refs.LIBRARY_REFERENCES`)."""
+    """Check ``files`` for the required references and (if ``forbid``) the forbidden
+    constructs of ``policy``'s checks; ``forbidden``: what the problem rules out
+    (``metadata.forbidden_references``; the entry ``libraries`` stands for
+    :data:`~cudaenv.grading.static_refs.LIBRARY_REFERENCES`), enforced whatever the policy;
+    ``context``: the paths of the problem's context files (where includes resolve, which
+    Python modules are the problem's)."""
+    files = list(files)
+    context = list(context)
     report = StaticReport()
     banned = expand(forbidden)
+    checks = policy.checks if forbid else frozenset()
     found: set[str] = set()
     wanted = set((refs.all or []) + (refs.any or [])) if refs else set()
+    if policy.source_references == "subtree":
+        found = subtree_refs(files, wanted)
+    dirs = {posixpath.dirname(p) for p in [*context, *(f.path for f in files)]}
+    modules = policy.python_modules | local_modules(context)
     for f in files:
         suffix = PurePosixPath(f.path).suffix.lower()
         if suffix in CPP_SUFFIXES:
             text = splice(f.content)  # translation phase 2 first: `get\⏎env` is getenv
             tokens = cpp_tokens(text)
-            found |= {r for r in wanted if cpp_has_ref(tokens, r)}
-            if forbid:
-                report.violations += cpp_violations(f.path, tokens, text)
+            if policy.source_references == "tokens":
+                found |= {r for r in wanted if cpp_has_ref(tokens, r)}
+            report.violations += cpp_violations(f.path, tokens, text, checks, dirs)
             report.violations += cpp_forbidden(f.path, tokens, text, banned)
         elif suffix in PY_SUFFIXES:
             refs_found, violations = analyse_python(
-                f.path, f.content, wanted, forbid=forbid, banned=banned, text_rules=FORBIDDEN_TEXT
+                f.path,
+                f.content,
+                wanted if policy.source_references == "tokens" else (),
+                checks=checks,
+                banned=banned,
+                text_rules=FORBIDDEN_TEXT,
+                modules=modules,
             )
             found |= refs_found
             report.violations += violations
@@ -81,10 +102,13 @@ def static_stage(
     solution: list[SourceFile],
     refs: SourceReferences | None,
     forbidden: Iterable[str],
+    *,
+    policy: GradingPolicy = STRICT,
+    context: Iterable[str] = (),
 ) -> str | None:
     """Run :func:`analyse` for the grader: record the ``static`` (and, with ``refs``, the
     ``source_refs``) stage and any suspected hack; the failure reason, or None to go on."""
-    report = analyse(solution, refs, forbidden=forbidden)
+    report = analyse(solution, refs, forbidden=forbidden, policy=policy, context=context)
     verdict.stages["static"] = StageResult(
         status="failed" if report.violations else "ok",
         output_tail="\n".join(report.violations)[-4000:],

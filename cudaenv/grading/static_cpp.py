@@ -35,41 +35,43 @@ import re
 import secrets
 import shlex
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
 from cudaenv.grading.cache_files import write_atomic
 from cudaenv.grading.device_code import fixed_precision, ptx_violations
 from cudaenv.grading.stages import StageInfrastructureFault
+from cudaenv.grading.static_cpp_plan import HEADERS, SOURCES, Plan, plan, splice
 from cudaenv.grading.static_cpp_script import parse_report, script
 from cudaenv.grading.static_refs import cpp_forbidden, expand
 from cudaenv.grading.static_text_cpp import cpp_tokens, cpp_violations
 from cudaenv.grading.symbol_allowlist import SymbolAllowlist, allowlist_for
-from cudaenv.grading.symbols import defined_symbols, header_allowances, object_violations
+from cudaenv.grading.symbols import (
+    claimed_scopes,
+    defined_symbols,
+    header_allowances,
+    object_violations,
+)
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import SourceFile
+from cudaenv.problems.policy import ALL_CHECKS, STRICT, GradingPolicy
 
-# translation phase 2 (GCC also accepts blanks before the newline); ??/ is the trigraph of \
-_SPLICE = re.compile(r"(?:\\|\?\?/)[ \t]*\r?\n")
-_COMPILERS = {"nvcc", "g++", "gcc", "c++", "cc", "clang++", "clang"}
-#: programs that never compile anything: a build made only of these needs no compiler, and
-#: has no compiler output to check (a problem whose build is ``true`` grades without nvcc)
-_COMPILES_NOTHING = {"true", ":", "echo", "printf", "cp", "mv", "mkdir", "ln", "touch", "chmod"}
-_COMPILES_NOTHING |= {"cat", "ls", "rm", "test", "[", "exit", "cd", "export", "set"}
-_SOURCES = {".cu", ".c", ".cc", ".cpp", ".cxx"}
-_HEADERS = {".cuh", ".h", ".hpp", ".hh", ".inl"}
-_VALUE_FLAGS = {"-o", "-L", "-l", "-MF", "-MT", "-MQ", "--output-file", "-odir"}
-_KEEP_VALUE_FLAGS = {"-I", "-D", "-U", "-isystem", "-include", "-arch", "-gencode", "-std"}
-_KEEP_VALUE_FLAGS |= {"-x", "-Xcompiler", "-ccbin", "--gpu-architecture", "-code", "-iquote"}
-_DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
+__all__ = [
+    "Plan",
+    "apply",
+    "build_env",
+    "check",
+    "kept_outputs",
+    "plan",
+    "splice",
+    "unit_violations",
+]
+
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-_SEGMENT = re.compile(r"&&|\|\||[;|()&\n]")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
-VERSION = "6"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "9"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(
@@ -108,60 +110,6 @@ def build_env(build_command: str | None, env: Mapping[str, str]) -> dict[str, st
     if p is not None and p.compiler == "nvcc" and first and first[0].endswith("nvcc"):
         out["NVCC_APPEND_FLAGS"] = f"{out.get('NVCC_APPEND_FLAGS', '')} -keep".strip()
     return out
-
-
-def splice(text: str) -> str:
-    """Join backslash-newlines exactly as translation phase 2 does (``get\\⏎env`` is getenv)."""
-    return _SPLICE.sub("", text)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How to compile one solution source as the build does."""
-
-    compiler: str
-    flags: tuple[str, ...]
-    exact: bool = True  # False: guessed (the build is not one compiler command)
-
-
-def _compiles_nothing(command: str) -> bool:
-    """Every program ``command`` runs is one of :data:`_COMPILES_NOTHING` (a script or any
-    program given by path might compile, so it does not count)."""
-    firsts = []
-    for segment in _SEGMENT.split(command):
-        try:
-            words = [w for w in shlex.split(segment) if not _ASSIGNMENT.fullmatch(w)]
-        except ValueError:
-            return False
-        if words:
-            firsts.append(words[0])
-    return bool(firsts) and all(w in _COMPILES_NOTHING for w in firsts)
-
-
-def plan(build_command: str | None) -> Plan | None:
-    """The build command's compiler and flags (sources, outputs and link flags dropped); a
-    build that does not start with a known compiler (make, a script) gets plain ``nvcc``; a
-    build that runs only programs that compile nothing (``true``, ``cp``...) gets None."""
-    if not build_command or _compiles_nothing(build_command):
-        return None
-    try:
-        words = shlex.split(re.split(r"&&|;|\|\|", build_command)[0])
-    except ValueError:
-        words = []
-    if not words or PurePosixPath(words[0]).name not in _COMPILERS:
-        return Plan("nvcc", ("-I", "include", "-I", "."), exact=False)
-    flags: list[str] = []
-    it = iter(words[1:])
-    for w in it:
-        if w in _VALUE_FLAGS:
-            next(it, None)
-        elif w in _KEEP_VALUE_FLAGS:
-            flags += [w, next(it, "")]
-        elif (w.startswith("-") and not w.startswith(_DROP)) or w.startswith(
-            ("-I", "-D", "-U", "-std")
-        ):
-            flags.append(w)
-    return Plan(PurePosixPath(words[0]).name, tuple(flags))
 
 
 def _library_header(header: str, banned: list[str]) -> str | None:
@@ -203,15 +151,24 @@ def _opener(code: list[str], close: int) -> str:
     return ""
 
 
-def unit_violations(path: str, own: str, headers: Iterable[str], banned: list[str]) -> list[str]:
-    """Violations in the solution's own lines of one preprocessed TU and in its headers."""
+def unit_violations(
+    path: str,
+    own: str,
+    headers: Iterable[str],
+    banned: list[str],
+    checks: Collection[str] = ALL_CHECKS,
+    dirs: Iterable[str] = (),
+) -> list[str]:
+    """Violations in the solution's own lines of one preprocessed TU and in its headers: the
+    text rules of ``checks`` when they include ``preprocessed``, and what the problem forbids."""
     tokens = cpp_tokens(own)
-    out = [f"{v} [preprocessed]" for v in cpp_violations(path, tokens, own)]
-    out += [f"{v} [preprocessed]" for v in cpp_forbidden(path, tokens, own, banned)]
-    if _asm_labels(tokens.code):
-        out.append(f"{path}: an asm label binds a declaration to another symbol")
-    if _REDEFINE.search(own):
-        out.append(f"{path}: #pragma redefine_extname binds a name to another symbol")
+    out = [f"{v} [preprocessed]" for v in cpp_forbidden(path, tokens, own, banned)]
+    if "preprocessed" in checks:
+        out += [f"{v} [preprocessed]" for v in cpp_violations(path, tokens, own, checks, dirs)]
+        if _asm_labels(tokens.code):
+            out.append(f"{path}: an asm label binds a declaration to another symbol")
+        if _REDEFINE.search(own):
+            out.append(f"{path}: #pragma redefine_extname binds a name to another symbol")
     namespaces = {e[:-2] for e in banned if e.endswith("::")}
     code = tokens.code
     for i in range(len(code) - 3):
@@ -244,10 +201,12 @@ def _key(
     toolchain: str,
     allow: Any = None,
     precision: str | None = None,
+    checks: Collection[str] = ALL_CHECKS,
 ) -> str:
     blob = json.dumps(
         [
             VERSION,
+            sorted(checks),
             p.compiler,
             p.flags,
             banned,
@@ -279,20 +238,22 @@ def check(
     timeout: float,
     allow: SymbolAllowlist | None = None,
     precision: str | None = None,
+    checks: Collection[str] = ALL_CHECKS,
 ) -> tuple[StageResult, list[str]] | None:
     """Compile the solution's C/C++ sources in ``box`` (files already written) and check what
     the compiler saw; None when nothing applies (no C/C++ solution source, no build).
     ``allow``: the undefined host symbols a solution may reference (None: deny-list only);
-    ``precision``: the floating-point precision device code must keep (None: no rule)."""
+    ``precision``: the floating-point precision device code must keep (None: no rule);
+    ``checks``: the grading policy's checks (what the problem forbids always applies)."""
     p = plan(build_command)
-    own = [f for f in solution if PurePosixPath(f.path).suffix.lower() in _SOURCES | _HEADERS]
+    own = [f for f in solution if PurePosixPath(f.path).suffix.lower() in SOURCES | HEADERS]
     if p is None or not own:
         return None
     forbidden = list(forbidden)
     banned, libraries = expand(forbidden), "libraries" in forbidden
-    srcs = [(f.path, False) for f in own if PurePosixPath(f.path).suffix.lower() in _SOURCES]
+    srcs = [(f.path, False) for f in own if PurePosixPath(f.path).suffix.lower() in SOURCES]
     units = srcs or [(f.path, True) for f in own]
-    key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""), allow, precision)
+    key = _key(p, all_files, banned, getattr(box, "toolchain_id", ""), allow, precision, checks)
     cached = _cache_path(key)
     if cached.exists():
         _clean(box, env)
@@ -320,8 +281,9 @@ def check(
     violations = [
         f"{f.path}: a compiler output among the solution files (stands in for the build's)"
         for f in solution
-        if _COMPILER_OUTPUT.search(PurePosixPath(f.path).name)
+        if "compiler_outputs" in checks and _COMPILER_OUTPUT.search(PurePosixPath(f.path).name)
     ]
+    dirs = {posixpath.dirname(f.path) for f in all_files}
     units_seen = parse_report(text)
     if allow is not None:  # one source may call what another defines
         allow = allow.with_defined(
@@ -338,12 +300,23 @@ def check(
                 )
             violations.append(f"{u.path}: does not compile on its own with the build's flags")
             continue
-        violations += unit_violations(u.path, u.own, u.headers or [], banned)
-        violations += ptx_violations(u.path, u.ptx, precision=precision, libraries=libraries)
+        violations += unit_violations(u.path, u.own, u.headers or [], banned, checks, dirs)
+        violations += ptx_violations(
+            u.path,
+            u.ptx,
+            precision=precision if "precision" in checks else None,
+            libraries=libraries,
+        )
         if u.obj is not None:
             allowed = header_allowances(u.headers or [])
             violations += object_violations(
-                u.path, u.obj, libraries=libraries, allowed=allowed, allow=allow
+                u.path,
+                u.obj,
+                libraries=libraries,
+                allowed=allowed,
+                allow=allow,
+                checks=checks,
+                claimed=claimed_scopes(u.own),
             )
     violations = sorted(set(violations))
     stage = StageResult(
@@ -366,7 +339,12 @@ def apply(
     timeout: float,
 ) -> str | None:
     """Run :func:`check` for the grader: record the ``toolchain`` stage and any suspected hack;
-    the failure reason, or None to go on."""
+    the failure reason, or None to go on. The problem's grading policy says which checks run;
+    a policy with none of them (and a problem that forbids nothing) skips the compile."""
+    policy: GradingPolicy = getattr(problem, "grading_policy", STRICT)
+    forbidden = list(forbidden)
+    if not policy.toolchain and not forbidden:
+        return None
     own = {f.path for f in files.solution}
     allow = allowlist_for(
         problem.build_command,
@@ -383,6 +361,7 @@ def apply(
         timeout=timeout,
         allow=allow,
         precision=fixed_precision(problem),
+        checks=policy.checks,
     )
     if result is None:
         return None

@@ -1,7 +1,9 @@
 """The shell script the toolchain check (:mod:`cudaenv.grading.static_cpp`) runs in the grading
 sandbox, and the parser of the report it writes: per solution source, the compiler's exit code
 and log, the solution's own lines of each preprocessed TU, the headers the TU's line markers
-name, and the host object's symbols, sections and initialiser calls."""
+name, the device code's lines that matter (:func:`ptx_lines`), and the host object's symbols,
+sections, initialiser calls and the demangled names of what it references (binutils'
+``c++filt``, next to the ``nm`` and ``objdump`` it runs)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
 
-from cudaenv.grading.device_code import PTX_FILTER
+from cudaenv.grading.device_code import PTX_LIBRARY_FILTER, PTX_NARROW_FILTER
+from cudaenv.grading.static_cpp_plan import Plan
 from cudaenv.grading.symbols import ObjectReport
-
-if TYPE_CHECKING:
-    from cudaenv.grading.static_cpp import Plan
 
 _CALL_RELOCS = {"R_X86_64_PLT32", "R_X86_64_PLT64", "R_AARCH64_CALL26", "R_AARCH64_JUMP26"}
 
@@ -34,6 +33,39 @@ _NM = (
     r"""NF==3 && ($3 !~ /^_Z/ || $3 ~ /__sti__|^_GLOBAL__sub_I_/) {print; next} """
     r"""NF==3 && $2 ~ /^[TDBR]$/ {print; next} """
     r"""NF==3 && $3 ~ /(3cub|6thrust|7cutlass|4cute)/ && n++ < 20 {print}'"""
+)
+
+
+#: bytes of each kind of PTX line the report keeps (the narrow-type lines, the library kernels)
+PTX_BYTES = 64_000
+
+
+def ptx_lines(file_expr: str) -> str:
+    """The shell commands that print what the device-code rules read from one PTX file: every
+    line naming a narrow float type, then every kernel or function declaration naming a
+    library's namespace. Each ``grep`` reads the whole file and keeps only its matches, so the
+    bound (bytes of matches, :data:`PTX_BYTES`) is never reached by lines that do not matter:
+    no number of empty kernels hides an fp16 instruction after them. ``file_expr``: the file
+    as shell text (``"$p"``, or a path through :func:`shlex.quote`)."""
+    q = file_expr
+    return (
+        f"grep -E {shlex.quote(PTX_NARROW_FILTER)} {q} | head -c {PTX_BYTES}; "
+        f"grep -E {shlex.quote(PTX_LIBRARY_FILTER)} {q} | head -c {PTX_BYTES}"
+    )
+
+
+_FN = (
+    '  for s in $(nm -S "$o/x.o" | awk \'NF==4 && $4 ~ /^_GLOBAL__sub_I_|'
+    '__static_initialization_and_destruction_/ {print $4 "@" $1 "@" $2}\'); do',
+    '    n=${s%%@*}; r=${s#*@}; echo "@@FN $n ${r%@*} ${r#*@}" >> "$R"',
+    '    objdump -dr --no-show-raw-insn --disassemble="$n" "$o/x.o"'
+    ' | grep -E \'R_[A-Z0-9_]+|call|jmp\' | tee -a "$o/fn" >> "$R"',
+    "  done",
+    # the demangled names of what the object references and what its initialisers call
+    '  { nm -u "$o/x.o" | awk \'{print $NF}\'; grep -oE "_Z[A-Za-z0-9_.$]+" "$o/fn" 2>/dev/null; }'
+    ' | grep "^_Z" | sort -u > "$o/names"',
+    '  if command -v c++filt >/dev/null 2>&1; then echo "@@DEM" >> "$R";'
+    ' c++filt < "$o/names" | paste "$o/names" - >> "$R"; fi',
 )
 
 
@@ -77,13 +109,10 @@ def script(p: Plan, sources: list[tuple[str, bool]], report: str, kept: bool = F
             '  for ii in "$o"/*.ii "$o"/*.i; do [ -f "$ii" ] || continue;'
             ' echo "@@II ${ii##*/}" >> "$R"; awk "$F" "$ii" >> "$R"; done',
             '  for p in "$o"/*.ptx; do [ -f "$p" ] || continue; echo "@@PTX ${p##*/}" >> "$R";'
-            f' grep -E {shlex.quote(PTX_FILTER)} "$p" | head -n 400 >> "$R"; done',
+            f' {{ {ptx_lines(chr(34) + "$p" + chr(34))}; }} >> "$R"; done',
             f'  echo "@@NM" >> "$R"; nm "$o/x.o" | {_NM} >> "$R"',
             '  echo "@@SEC" >> "$R"; readelf -SW "$o/x.o" | grep -E "\\.(init_array|ctors|preinit_array)" >> "$R"',
-            "  for s in $(nm \"$o/x.o\" | awk '$3 ~ /^_GLOBAL__sub_I_|__static_initialization_and_destruction_/ {print $3}'); do",
-            '    echo "@@FN $s" >> "$R"; objdump -dr --no-show-raw-insn --disassemble="$s" "$o/x.o"'
-            " | grep -E 'R_[A-Z0-9_]+|call|jmp' >> \"$R\"",
-            "  done",
+            *_FN,
             "fi",
         ]
     return "\n".join(lines) + "\nexit 0\n"
@@ -128,8 +157,14 @@ def parse_report(text: str) -> list[Unit]:
         elif line == "@@SEC":
             part = "sec"
         elif line.startswith("@@FN "):
-            part = line[5:]
+            words = line[5:].split()
+            part = words[0]
             u.obj.init_calls[part] = []
+            if len(words) == 3:  # its address and size: objdump also prints earlier relocations
+                start = int(words[1], 16)
+                u.obj.init_ranges[part] = (start, start + int(words[2], 16))
+        elif line == "@@DEM":
+            part = "dem"
         elif part == "log":
             u.log += line + "\n"
         elif part == "own":
@@ -140,7 +175,15 @@ def parse_report(text: str) -> list[Unit]:
             u.obj.nm.append(line)
         elif part == "sec":
             u.obj.sections.append(line)
+        elif part == "dem":
+            mangled, _, demangled = line.partition("\t")
+            if demangled and demangled != mangled:
+                u.obj.demangled[mangled] = demangled
         elif part in u.obj.init_calls:
+            span = u.obj.init_ranges.get(part)
+            at = re.match(r"\s*([0-9a-fA-F]+):", line)
+            if span and at and not span[0] <= int(at.group(1), 16) < span[1]:
+                continue  # another function's line (objdump -r prints from the section start)
             if m := re.search(r"(R_[A-Z0-9_]+)\s+(\S+)", line):
                 if m.group(1) in _CALL_RELOCS:  # a call; other relocations are data addresses
                     u.obj.init_calls[part].append(m.group(2))

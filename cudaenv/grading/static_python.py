@@ -14,8 +14,10 @@ from __future__ import annotations
 import ast
 import io
 import string
+import sys
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from pathlib import PurePosixPath
 
 from cudaenv.grading.static_python_rules import (
     ALLOWED_PY_MODULES,
@@ -30,6 +32,7 @@ from cudaenv.grading.static_python_rules import (
     SUBMODULES,
     UFUNC_METHODS,
 )
+from cudaenv.problems.policy import ALL_CHECKS
 
 __all__ = [
     "ALLOWED_PY_MODULES",
@@ -37,8 +40,32 @@ __all__ = [
     "FORBIDDEN_PY_MODULES",
     "FORBIDDEN_PY_NAMES",
     "analyse_python",
+    "local_modules",
     "py_names",
 ]
+
+
+def local_modules(paths: Iterable[str]) -> frozenset[str]:
+    """The modules the problem's own (context) ``.py`` files make importable from the
+    workspace root or from their own directory (``utils.py`` -> ``utils``;
+    ``helpers/common.py`` -> ``helpers``, ``helpers.common``, ``common``): importing the
+    problem's helpers is no escape. A name the standard
+    library or a forbidden module already has is not one of them (the interpreter may hand
+    out its own module of that name)."""
+    out: set[str] = set()
+    for p in paths:
+        pp = PurePosixPath(p)
+        if pp.suffix != ".py" or not all(part.isidentifier() for part in pp.with_suffix("").parts):
+            continue
+        parts = pp.with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        # from the root (``helpers.utils``) or from its own directory on sys.path (``utils``)
+        for start in range(len(parts)):
+            names = parts[start:]
+            if names[0] not in sys.stdlib_module_names | FORBIDDEN_PY_MODULES.keys():
+                out |= {".".join(names[: i + 1]) for i in range(len(names))}
+    return frozenset(out)
 
 
 def analyse_python(
@@ -46,13 +73,16 @@ def analyse_python(
     content: str,
     wanted: Iterable[str],
     *,
-    forbid: bool,
+    checks: Collection[str] = ALL_CHECKS,
     banned: Iterable[str],
     text_rules: dict[str, str],
+    modules: Collection[str] = (),
 ) -> tuple[set[str], list[str]]:
-    """The required references found in one Python file, and its violations: rule breaks (if
-    ``forbid``) and uses of what the problem forbids (``banned``); ``text_rules``: substrings
-    no string literal may hold."""
+    """The required references found in one Python file, and its violations: the rules of
+    ``checks`` (``python_escapes``, ``python_imports``) and uses of what the problem forbids
+    (``banned``); ``text_rules``: substrings no string literal may hold; ``modules``: modules
+    it may import beyond the fixed list (the policy's, the problem's own files)."""
+    forbid = bool({"python_escapes", "python_imports"} & set(checks))
     data = content.encode("utf-8")
     coding = _coding_violation(path, data)
     if coding:
@@ -64,9 +94,10 @@ def analyse_python(
     names = py_names(tree)
     found = {r for r in wanted if r in names}
     out: list[str] = []
-    if forbid:
+    if "python_imports" in checks:
+        out += _import_violations(path, tree, modules)
+    if "python_escapes" in checks:
         out += _violations(path, tree, text_rules)
-        out += _import_violations(path, tree)
         out += _store_violations(path, tree)
         out += _module_value_violations(path, tree)
         out += _annotation_violations(path, tree)
@@ -149,10 +180,12 @@ def _violations(path: str, tree: ast.AST, text_rules: dict[str, str]) -> list[st
     return out
 
 
-def _import_violations(path: str, tree: ast.AST) -> list[str]:
+def _import_violations(path: str, tree: ast.AST, modules: Collection[str] = ()) -> list[str]:
     """Every module and every imported name: ``from numpy import load`` is ``numpy.load``, a
-    name checked like an attribute; ``import *`` brings names no check saw."""
+    name checked like an attribute; ``import *`` brings names no check saw. ``modules``: more
+    it may import (a problem's own module, or one its policy allows, by name or a parent)."""
     out: list[str] = []
+    extra = set(modules)
     for node in ast.walk(tree):
         dotted: list[str] = []
         if isinstance(node, ast.Import):
@@ -164,6 +197,8 @@ def _import_violations(path: str, tree: ast.AST) -> list[str]:
                 out.append(f"{path}: from {base} import * (names no check sees)")
         for mod in dotted:
             parts = mod.split(".")
+            if any(".".join(parts[: i + 1]) in extra for i in range(len(parts))):
+                continue  # the problem's own helpers, or a module its policy allows
             if parts[0] in FORBIDDEN_PY_MODULES:
                 out.append(f"{path}: import of {mod!r} ({FORBIDDEN_PY_MODULES[parts[0]]})")
             elif parts[0] not in ALLOWED_PY_MODULES:

@@ -10,8 +10,9 @@ read as a policy that solved nothing.
 from __future__ import annotations
 
 import math
+import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -100,12 +101,54 @@ def sol_stats(verdicts: Iterable[Verdict]) -> dict[str, float | int | None]:
     }
 
 
+_QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"")
+_PATH = re.compile(r"(?<![\w/.])[\w./-]+\.(cu|cuh|cpp|cc|cxx|c|h|hpp|hh|py)(?=[: ])")
+_NUMBER = re.compile(r"\b\d+\b")
+
+
+def failed_stage(v: Verdict) -> str:
+    """The stage that decided a failure: the first that did not pass (``-`` when none did
+    not: an assembly error, an empty solution before any stage)."""
+    return next((n for n, st in v.stages.items() if st.status not in ("ok", "skipped")), "-")
+
+
+def reason_key(reason: str | None) -> str:
+    """A failure reason with what differs per sample taken out (file names, quoted names,
+    numbers), so that the same cause counts as one: ``solution.cu: exit(err) ...`` and
+    ``kernel.cu: exit(status) ...`` stay apart, ``'cublasCreate_v2'`` becomes ``'…'``."""
+    text = _QUOTED.sub("'…'", reason or "")
+    text = _NUMBER.sub("N", _PATH.sub("<file>", text))
+    return text.split("\n", 1)[0][:120]
+
+
+def failure_table(rows: Sequence[Graded], examples: int = 3) -> list[dict[str, Any]]:
+    """Failed, infrastructure and suspected samples counted by group, deciding stage and
+    reason (most frequent first), with a few task ids of each: false failures at a glance."""
+    table: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
+    for r in rows:
+        v = r.verdict
+        if v.passed is not False and v.failure is None and not v.suspected_hack:
+            continue
+        kind = v.failure or ("suspected" if v.suspected_hack else "failed")
+        table[(r.group, kind, failed_stage(v), reason_key(v.reason))].append(r.task_id)
+    out = [
+        {"group": g, "kind": k, "stage": st, "reason": why, "count": len(ids),
+         "examples": sorted(set(ids))[:examples]}
+        for (g, k, st, why), ids in table.items()
+    ]  # fmt: skip
+    return sorted(out, key=lambda d: (d["group"], -d["count"], d["stage"], d["reason"]))
+
+
 def _counts(rows: Sequence[Graded], ks: Sequence[int]) -> dict[str, Any]:
+    stages = Counter(failed_stage(r.verdict) for r in rows if r.verdict.passed is False)
     return {
         "samples": len(rows),
         "problems": len({r.task_id for r in rows}),
         "run": sum(could_run(r.verdict) for r in rows),
         "passed": sum(bool(r.verdict.passed) for r in rows),
+        "failed": sum(r.verdict.passed is False for r in rows),
+        "suspected": sum(bool(r.verdict.suspected_hack) for r in rows),
+        "failed_by_stage": dict(sorted(stages.items())),
         "not_run": sum(not_run(r.verdict) for r in rows),
         "infrastructure_failures": sum(r.verdict.failure == "infrastructure" for r in rows),
         "pass_at_k": _pass_table(rows, ks),
@@ -119,12 +162,17 @@ def summarise(rows: Sequence[Graded], ks: Sequence[int] = (1,)) -> dict[str, Any
     (``sol``) and counts.
 
     ``run`` is how many samples the rates are over; ``not_run`` and ``infrastructure_failures``
-    are the samples left out, and each group reports its own.
+    are the samples left out, and each group reports its own; ``failed``, ``suspected`` and
+    ``failed_by_stage`` count the failures, ``failures`` lists them by group, deciding stage
+    and reason (:func:`failure_table`).
     """
     groups: dict[str, list[Graded]] = defaultdict(list)
     for r in rows:
         groups[r.group].append(r)
-    return _counts(rows, ks) | {"groups": {g: _counts(rs, ks) for g, rs in sorted(groups.items())}}
+    return _counts(rows, ks) | {
+        "groups": {g: _counts(rs, ks) for g, rs in sorted(groups.items())},
+        "failures": failure_table(rows),
+    }
 
 
 def cost_stats(trajectories: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

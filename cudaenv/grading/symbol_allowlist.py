@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from cudaenv.grading.demangle import name_owner
 from cudaenv.problems.model import SourceFile
 
 CUDA_RUNTIME = re.compile(r"^(cuda[A-Z]|__cuda|__nv_|__fatbinwrap)")
@@ -111,6 +112,7 @@ LIBC = frozenset(
         "fputs",
         "fputc",
         "putc",
+        "fwrite",  # what GCC makes of fprintf(stderr, "a literal")
         "putchar",
         "fflush",
         "stdout",
@@ -168,6 +170,19 @@ LIBC = frozenset(
         "bsearch",
         "sched_yield",
         "__cxa_finalize",
+        # what the standard library's inline code references: its atomics' single-thread
+        # shortcut, and the locks behind std::mutex, std::call_once and shared_ptr
+        "__libc_single_threaded",
+        "pthread_mutex_lock",
+        "pthread_mutex_unlock",
+        "pthread_mutex_trylock",
+        "pthread_once",
+        "pthread_cond_wait",
+        "pthread_cond_signal",
+        "pthread_cond_broadcast",
+        "pthread_key_create",
+        "pthread_getspecific",
+        "pthread_setspecific",
     ]
 )
 # -l<name> of the build command -> the symbol prefix that library's API uses
@@ -175,7 +190,12 @@ LIBRARY_PREFIX = {
     "cublas": "cublas", "cublasLt": "cublasLt", "cufft": "cufft", "curand": "curand",
     "cusparse": "cusparse", "cusolver": "cusolver", "nvToolsExt": "nvtx", "nvJitLink": "nvJitLink",
 }  # fmt: skip
+#: outermost scopes of the C++ runtime, judged on the demangled name: the ABI's abbreviations
+#: (``_ZNSaIcEC1Ev`` is ``std::allocator<char>::allocator()``) are std:: like any other spelling
+CPP_RUNTIME_OWNERS = frozenset({"std", "__gnu_cxx", "__cxxabiv1"})
 _DECLARED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+# `extern const int OUTPUT_SIZE;`, `extern float table[];`: data the problem's sources define
+_EXTERN_DATA = re.compile(r"\bextern\b[^;(){}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;")
 _SOURCE_NAME = re.compile(r"(\d+)([A-Za-z_]\w*)")
 _HEADERS = {".h", ".hpp", ".cuh", ".hh", ".inl"}
 
@@ -195,16 +215,28 @@ class SymbolAllowlist:
             self.libraries, self.declared, self.extra, self.defined | frozenset(names)
         )
 
-    def allows(self, sym: str) -> bool:
-        """Whether an undefined reference to ``sym`` is one a solution may make."""
+    def allows(self, sym: str, demangled: str | None = None) -> bool:
+        """Whether an undefined reference to ``sym`` is one a solution may make;
+        ``demangled``: its name as the demangler prints it (C++ symbols are judged by it)."""
         if sym in self.extra or sym in self.defined:
             return True
         if CUDA_RUNTIME.match(sym):
             return sym not in CUDA_RUNTIME_DENIED
+        return self.runtime(sym, demangled) or self._problems(sym)
+
+    def runtime(self, sym: str, demangled: str | None = None) -> bool:
+        """Whether ``sym`` belongs to the runtimes or a linked library (not to the solution
+        nor to the problem's own code)."""
+        if CUDA_RUNTIME.match(sym):
+            return sym not in CUDA_RUNTIME_DENIED
         if sym in MATH or sym in LIBC or CPP_RUNTIME.match(sym):
             return True
-        if self.libraries and sym.startswith(self.libraries):
+        if sym.startswith("_Z") and name_owner(sym, demangled) in CPP_RUNTIME_OWNERS:
             return True
+        return bool(self.libraries) and sym.startswith(self.libraries)
+
+    def _problems(self, sym: str) -> bool:
+        """A function the problem's own headers declare (the harness defines it)."""
         names = source_names(sym)
         return bool(names) and all(n in self.declared for n in names)
 
@@ -247,10 +279,12 @@ def allowlist_for(
     problem_files: Iterable[SourceFile],
     extra: Iterable[str] = (),
 ) -> SymbolAllowlist:
-    """The allow-list of a problem: the libraries its build links, the functions its own
-    (non-solution) headers declare, and its ``metadata.allowed_symbols``."""
+    """The allow-list of a problem: the libraries its build links, the functions and
+    ``extern`` data its own (non-solution) headers declare, and its
+    ``metadata.allowed_symbols``."""
     declared: set[str] = set()
     for f in problem_files:
         if PurePosixPath(f.path).suffix.lower() in _HEADERS:
             declared |= set(_DECLARED.findall(f.content))
+            declared |= set(_EXTERN_DATA.findall(f.content))
     return SymbolAllowlist(linked_libraries(build_command), frozenset(declared), frozenset(extra))

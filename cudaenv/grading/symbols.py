@@ -10,20 +10,29 @@ namespace alias of ``cub`` still instantiates ``cub::`` templates there. So:
 - a C-linkage definition that shadows a libc / libm / CUDA-runtime name fails (a solution that
   defines ``memcmp`` or ``cudaEventElapsedTime`` rewrites what the harness calls);
 - with ``forbidden_references: [libraries]``, a symbol of a GPU library fails;
-- an ``.init_array`` entry the toolchain did not generate, or a generated initialiser that calls
-  anything but ``<iostream>``'s ``ios_base::Init`` (a namespace-scope object with a constructor),
-  fails: that code runs before the harness's ``main``. nvcc's fatbinary registration
-  (``__sti____cudaRegisterAll``) is the toolchain's own and allowed.
+- an ``.init_array`` entry the toolchain did not generate fails (``init_sections``);
+- code before the harness's ``main`` is judged by who wrote it (``pre_main``): a generated
+  initialiser may call the toolchain's own code (nvcc's fatbinary registration, the static
+  objects of the standard library, CCCL, cuDNN's frontend, a ``dim3``), the runtimes and the
+  libraries the build links (a cuBLAS handle made at namespace scope), and the problem's own
+  functions; a call into the solution's own code (a constructor or function it defines, a
+  lambda, a scope it reopens with ``namespace std {``) fails.
+
+C++ names are judged by what the demangler prints (:mod:`cudaenv.grading.demangle`): the ABI's
+abbreviations (``Sa``, ``Sb``, ``Ss``, ``Si``, ``So``, ``Sd``) are ``std::`` like any other.
+Which of these rules apply is the problem's grading policy (``symbols_*``, ``init_sections``,
+``pre_main``); a forbidden library (the problem's own terms) always applies.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from cudaenv.grading.symbol_allowlist import SymbolAllowlist
+from cudaenv.grading.demangle import name_owner
+from cudaenv.grading.symbol_allowlist import SymbolAllowlist
+from cudaenv.problems.policy import ALL_CHECKS
 
 # undefined host symbols a solution may not reach, however it spelled them -> exploit class
 FORBIDDEN_SYMBOLS: dict[str, str] = {
@@ -87,6 +96,35 @@ FORBIDDEN_MANGLED: dict[str, str] = {
     "basic_filebuf": "file access",
     "10filesystem": "file access",
 }
+# the same, in demangled names (``std::__basic_file`` is what filebuf opens files with)
+FORBIDDEN_DEMANGLED: dict[str, str] = {
+    "basic_ifstream": "file access",
+    "basic_ofstream": "file access",
+    "basic_fstream": "file access",
+    "basic_filebuf": "file access",
+    "std::__basic_file": "file access",
+    "filesystem::": "file access",
+}
+#: outermost scopes whose code the toolchain wrote: the standard library, CCCL (Thrust, CUB,
+#: libcu++), CUTLASS, cuDNN's frontend, NVTX, cooperative groups and CUDA's vector and half
+#: types (a namespace-scope ``dim3`` calls ``dim3::dim3`` before main)
+TOOLCHAIN_OWNERS = frozenset(
+    {"std", "__gnu_cxx", "__cxxabiv1", "thrust", "cub", "cuda", "cutlass", "cute",
+     "cudnn_frontend", "nvtx3", "cooperative_groups", "nvcuda", "dim3", "__half", "__half2",
+     "__nv_bfloat16", "__nv_bfloat162", "__nv_fp8_e4m3", "__nv_fp8_e5m2"}
+)  # fmt: skip
+#: what no code may do before main, whoever wrote it: write output or end the process
+PRE_MAIN_OUTPUT = frozenset(
+    {"printf", "fprintf", "vprintf", "vfprintf", "dprintf", "puts", "fputs", "fputc", "putc",
+     "putchar", "fflush", "fwrite", "write", "writev", "perror", "__printf_chk",
+     "__fprintf_chk", "__vfprintf_chk", "__vprintf_chk", "exit", "_exit", "_Exit",
+     "quick_exit", "abort", "syscall"}
+)  # fmt: skip
+_OSTREAM_OUTPUT = re.compile(r"basic_ostream|operator<<|std::(endl|flush|__ostream_insert)")
+# scopes the solution's own lines reopen (`namespace std {`, `template <> struct std::hash`)
+_CLAIMS = re.compile(
+    r"\bnamespace\s+(\w+)|\btemplate\s*<\s*>\s*(?:struct|class|union)\s+(\w+)\s*::"
+)
 LIBRARY_PREFIXES = ("cublas", "cusparse", "cufft", "cudnn", "curand", "cusolver", "npp")
 _LIBRARY_MANGLED = re.compile(r"(?:^_Z|[0-9A-Z_])(3cub|6thrust|7cutlass|4cute)(?=[0-9A-Z_])")
 # C-linkage names whose definition in a solution would replace what the harness calls
@@ -185,11 +223,19 @@ STATIC_INIT = "__static_initialization_and_destruction_"
 
 @dataclass
 class ObjectReport:
-    """What the shell side printed about one object: nm lines, init sections, init functions."""
+    """What the shell side printed about one object: nm lines, init sections, init functions
+    (their calls, and their address ranges), and the demangled names of what it references."""
 
     nm: list[str] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
     init_calls: dict[str, list[str]] = field(default_factory=dict)
+    init_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    demangled: dict[str, str] = field(default_factory=dict)
+
+
+def claimed_scopes(own: str) -> frozenset[str]:
+    """The scopes the solution's own lines reopen: their code there is the solution's."""
+    return frozenset(a or b for a, b in _CLAIMS.findall(own))
 
 
 def _symbols(nm_lines: list[str]) -> tuple[set[str], dict[str, str]]:
@@ -219,27 +265,78 @@ def _target(word: str) -> str:
     return re.split(r"[+-]0x|\+|@", word, maxsplit=1)[0]
 
 
-def _init_violations(path: str, rep: ObjectReport, defined: dict[str, str]) -> list[str]:
+def _toolchain_call(name: str, fn: str) -> bool:
+    """Calls every generated initialiser makes: <iostream>'s ``ios_base::Init``, atexit
+    registration, nvcc's registration, the static-initialisation helper, local labels."""
+    return (
+        name in _INIT_ALLOWED
+        or STATIC_INIT in name
+        or (name.startswith(".") and not name.startswith(".text"))  # a local label
+        or bool(_NVCC_INIT.search(name))
+        or name == fn
+    )
+
+
+def _pre_main_offence(
+    name: str,
+    rep: ObjectReport,
+    own: Collection[str],
+    allow: SymbolAllowlist | None,
+    claimed: frozenset[str],
+) -> str | None:
+    """Why a call target ``name`` may not run before main, or None: the solution's own code
+    (a function it defines outside the toolchain's scopes or in one it reopens; a name none
+    of the runtimes, linked libraries and problem functions has), or output and process
+    control (the harness's output and exit status are what is graded)."""
+    demangled = rep.demangled.get(name)
+    if name in PRE_MAIN_OUTPUT or (demangled and _OSTREAM_OUTPUT.search(demangled)):
+        return "writes output or ends the process"
+    scope = name_owner(name, demangled) if name.startswith("_Z") else ""
+    if scope in claimed:
+        return "the solution's own code"
+    if scope in TOOLCHAIN_OWNERS:
+        return None
+    if name in own:
+        return "the solution's own code"
+    if not (allow if allow is not None else _runtime_only()).allows(name, demangled):
+        return "the solution's own code"
+    return None
+
+
+def _runtime_only() -> SymbolAllowlist:
+    """The allow-list of the runtimes alone (no problem, no linked library)."""
+    return SymbolAllowlist()
+
+
+def _init_violations(
+    path: str,
+    rep: ObjectReport,
+    defined: dict[str, str],
+    *,
+    checks: Collection[str],
+    allow: SymbolAllowlist | None,
+    claimed: frozenset[str],
+) -> list[str]:
     generated = [n for n in defined if n.startswith(GCC_INIT_PREFIX) or NVCC_REGISTRATION in n]
     out: list[str] = []
-    if _init_entries(rep.sections) > len(generated):
+    if "init_sections" in checks and _init_entries(rep.sections) > len(generated):
         out.append(
             f"{path}: an .init_array entry the toolchain did not generate (code before main)"
         )
+    if "pre_main" not in checks:
+        return out
+    own = set(defined) | (allow.defined if allow is not None else set())
     for fn, calls in rep.init_calls.items():
         for word in calls:
             name = _target(word)
-            if (
-                name in _INIT_ALLOWED
-                or STATIC_INIT in name
-                or (name.startswith(".") and not name.startswith(".text"))  # a local label
-                or _NVCC_INIT.search(name)
-                or name == fn
-            ):
+            if _toolchain_call(name, fn):
                 continue
+            if (why := _pre_main_offence(name, rep, own, allow, claimed)) is None:
+                continue
+            shown = rep.demangled.get(name, name)
             out.append(
-                f"{path}: a namespace-scope object's initialiser calls {name!r} "
-                "(code that runs before main)"
+                f"{path}: a namespace-scope object's initialiser calls {shown!r}: {why} "
+                "(before main)"
             )
             break
     return out
@@ -260,6 +357,17 @@ def defined_symbols(rep: ObjectReport) -> set[str]:
     return set(_symbols(rep.nm)[1])
 
 
+def _forbidden_cpp(sym: str, demangled: str | None) -> str | None:
+    """The exploit class of a forbidden C++ name (file streams, std::filesystem), if any."""
+    if not sym.startswith("_Z"):
+        return None
+    if hit := next((k for k in FORBIDDEN_MANGLED if k in sym), None):
+        return FORBIDDEN_MANGLED[hit]
+    if demangled and (hit := next((k for k in FORBIDDEN_DEMANGLED if k in demangled), None)):
+        return FORBIDDEN_DEMANGLED[hit]
+    return None
+
+
 def object_violations(
     path: str,
     rep: ObjectReport,
@@ -267,29 +375,38 @@ def object_violations(
     libraries: bool,
     allowed: frozenset[str] = frozenset(),
     allow: SymbolAllowlist | None = None,
+    checks: Collection[str] = ALL_CHECKS,
+    claimed: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Violations in the host object compiled from solution source ``path``; ``libraries``:
     the problem forbids GPU libraries; ``allowed``: undefined symbols let through (what the
     TU's system headers bring, :func:`header_allowances`); ``allow``: the allow-list every
-    other undefined reference must be on (None: the deny-list alone)."""
+    other undefined reference must be on (None: the deny-list alone); ``checks``: the
+    policy's checks; ``claimed``: scopes the solution's own lines reopen
+    (:func:`claimed_scopes`)."""
     undefined, defined = _symbols(rep.nm)
     out: list[str] = []
+    denied = "symbols_denied" in checks
     for sym in sorted(undefined - allowed):
-        if sym in FORBIDDEN_SYMBOLS:
+        demangled = rep.demangled.get(sym)
+        shown = f"{sym!r} ({demangled})" if demangled else repr(sym)
+        if denied and sym in FORBIDDEN_SYMBOLS:
             out.append(f"{path}: the object references {sym!r} ({FORBIDDEN_SYMBOLS[sym]})")
-        elif sym.startswith("_Z") and (
-            hit := next((k for k in FORBIDDEN_MANGLED if k in sym), None)
-        ):
-            out.append(f"{path}: the object references {sym!r} ({FORBIDDEN_MANGLED[hit]})")
+        elif denied and (why := _forbidden_cpp(sym, demangled)):
+            out.append(f"{path}: the object references {shown} ({why})")
         elif libraries and sym.startswith(LIBRARY_PREFIXES):
             out.append(f"{path}: the object references {sym!r}, a library this problem forbids")
-        elif allow is not None and not allow.allows(sym):
+        elif (
+            "symbols_allowlist" in checks and allow is not None and not allow.allows(sym, demangled)
+        ):
             out.append(
-                f"{path}: the object references {sym!r}, outside what a solution may call (the "
+                f"{path}: the object references {shown}, outside what a solution may call (the "
                 "CUDA and C++ runtimes, math, the problem's own functions and linked libraries; "
                 "metadata.allowed_symbols adds names)"
             )
     for sym, kind in sorted(defined.items()):
+        if "symbols_shadowing" not in checks:
+            break
         if kind not in "TWDBRVGSi" or sym in allowed:
             continue
         if not sym.startswith("_Z") and (
@@ -303,5 +420,5 @@ def object_violations(
         lib = next((s for s in [*undefined, *defined] if _LIBRARY_MANGLED.search(s)), None)
         if lib is not None:
             out.append(f"{path}: the object holds {lib[:80]!r}, a library this problem forbids")
-    out += _init_violations(path, rep, defined)
+    out += _init_violations(path, rep, defined, checks=checks, allow=allow, claimed=claimed)
     return out

@@ -3,6 +3,11 @@
 Unlike the upstream reader we verify the per-task MD5 recorded in ``metadata.json``
 (taken over the JSONL line including its newline), so a tampered or truncated pack is an
 error naming the task instead of a silently different benchmark.
+
+Grading policy (:mod:`cudaenv.problems.policy`): a record's ``grading_policy`` wins; else the
+pack's ``metadata.json`` ``grading_policy``; else the pack is ComputeEval's own and its problems
+are graded by the ``computeeval`` policy. Our writer records ``strict`` in ``metadata.json`` and
+the policy of every problem that differs in its record (the upstream reader ignores both).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from cudaenv.errors import IntegrityError, SourceNotFoundError, SpecError
 from cudaenv.problems.model import Problem, Solution
+from cudaenv.problems.policy import DATAPACK_DEFAULT, STRICT
 from cudaenv.problems.validation import problem_from_dict, solution_from_dict
 
 PROBLEMS_FILE = "problems.jsonl"
@@ -101,12 +107,14 @@ def read_problem_datapack(path: str | Path, *, verify: bool = True) -> list[Prob
     if PROBLEMS_FILE not in members:
         raise SpecError(f"missing {PROBLEMS_FILE}", source=source)
     hashes = meta.get("task_id_hashes") or {}
+    policy = meta.get("grading_policy", DATAPACK_DEFAULT)
     problems: list[Problem] = []
     for lineno, line in enumerate(_lines(members[PROBLEMS_FILE]), start=1):
         data = _parse_line(line, f"{source}:{PROBLEMS_FILE}", lineno)
         task_id = data.get("task_id")
         if verify and isinstance(task_id, str):
             _verify(task_id, line, hashes, source, "task_id_hashes")
+        data.setdefault("grading_policy", policy)
         problems.append(problem_from_dict(data, source=f"{source}:{PROBLEMS_FILE}:{lineno}"))
     if REFERENCE_FILE in members:
         ref_hashes = meta.get("reference_hashes") or {}
@@ -197,6 +205,8 @@ def write_problem_datapack(
         "created_at": datetime.now(UTC).isoformat(),
         "description": description,
         "task_id_hashes": {p.task_id: _md5(ln) for p, ln in zip(problems, lines, strict=True)},
+        # records leave the default out (Problem.to_record): say what it is
+        "grading_policy": STRICT.name,
     }
     refs = [p.solution for p in problems if p.solution is not None] if include_references else []
     ref_lines = [_dump_line(s.model_dump(mode="json", exclude_none=True)) for s in refs]

@@ -18,11 +18,13 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationInfo,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
 from cudaenv.problems.paths import check_relative_path, check_unique
+from cudaenv.problems.policy import STRICT, GradingPolicy, coerce_policy, policy_record
 from cudaenv.problems.repo_model import RepoSpec
 
 #: "repository": a whole repository at a base commit, solved by a diff (``repository``)
@@ -235,6 +237,9 @@ class Problem(BaseModel):
     # validator sees it
     checker: CheckerSpec | None = None
     check_files: list[SourceFile] = Field(default_factory=list, validate_default=True)
+    # which checks grade this problem's solutions (cudaenv.problems.policy): a preset's name
+    # or a policy spelled out; records omit the default (strict)
+    grading_policy: GradingPolicy = STRICT
 
     _content_hash: str | None = PrivateAttr(default=None)
 
@@ -248,6 +253,15 @@ class Problem(BaseModel):
             data = dict(data)
             data["timing_mode"] = {"type": data["timing_mode"]}
         return data
+
+    @field_validator("grading_policy", mode="before")
+    @classmethod
+    def _policy_by_name(cls, v: Any) -> Any:
+        return coerce_policy(v)
+
+    @field_serializer("grading_policy")
+    def _policy_as_record(self, v: GradingPolicy) -> str | dict[str, Any]:
+        return policy_record(v)
 
     @field_validator("reward_file")
     @classmethod
@@ -339,11 +353,13 @@ class Problem(BaseModel):
     def to_record(self) -> dict[str, Any]:
         """The ComputeEval datapack record (``type``, normalised source_references)."""
         optional = {"allow_context_override", "reward_file", "repository", "checker", "check_files"}
-        data = self.model_dump(mode="json", by_alias=True, exclude=optional)
+        data = self.model_dump(mode="json", by_alias=True, exclude={*optional, "grading_policy"})
         # our extensions appear only where used, so other problems' records stay as they were
         for name in sorted(optional):
             if getattr(self, name):
                 data[name] = self.model_dump(mode="json", include={name})[name]
+        if self.grading_policy != STRICT:  # the default is left out: strict records unchanged
+            data["grading_policy"] = policy_record(self.grading_policy)
         return data
 
     def content_hash(self) -> str:

@@ -9,6 +9,7 @@ from typing import overload
 
 from cudaenv.errors import ProblemNotFoundError, SpecError
 from cudaenv.problems.model import Problem
+from cudaenv.problems.policy import GradingPolicy, policy_named
 
 
 class Suite(Sequence[Problem]):
@@ -116,6 +117,17 @@ class Suite(Sequence[Problem]):
             return with_benchmark is None or p.has_benchmark == with_benchmark
 
         return Suite([p for p in self._problems if keep(p)], source=self.source)
+
+    def with_grading_policy(self, policy: GradingPolicy | str) -> Suite:
+        """The same problems, every one graded by ``policy`` (a preset's name or a policy):
+        the explicit override of what the source said (:mod:`cudaenv.problems.policy`)."""
+        chosen = policy_named(policy) if isinstance(policy, str) else policy
+        problems = []
+        for p in self._problems:
+            q = p.model_copy(update={"grading_policy": chosen})
+            q._content_hash = None  # the policy decides grading: a new hash
+            problems.append(q)
+        return Suite(problems, source=self.source)
 
     def to_datapack(
         self, path: str | Path, *, release: str = "internal", description: str | None = None

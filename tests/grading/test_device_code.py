@@ -132,3 +132,41 @@ def test_a_python_solution_of_an_fp32_problem_may_not_name_half_types() -> None:
     v = grade(problem, {"solution.py": sneaky}, build_cache=False)
     assert v.passed is False and any("numba.float16" in s for s in v.suspected_hack), v
     assert "static" in v.stages and v.stages["static"].status == "failed"
+
+
+def _script_ptx(tmp_path, ptx: str) -> list[str]:
+    """Run the toolchain script on a unit whose kept outputs are ``ptx`` and a real (empty)
+    object, as the build's ``nvcc -keep`` leaves them; the PTX lines its report keeps."""
+    import subprocess
+
+    from cudaenv.grading.static_cpp_plan import plan
+    from cudaenv.grading.static_cpp_script import parse_report, script
+
+    (tmp_path / "solution.c").write_text("int unused;\n")
+    subprocess.run(["gcc", "-c", "solution.c", "-o", "solution.o"], cwd=tmp_path, check=True)
+    (tmp_path / "solution.cpp4.ii").write_text('# 1 "solution.cu"\nint unused;\n')
+    (tmp_path / "solution.ptx").write_text(ptx)
+    text = script(plan("nvcc -o test.out solution.cu"), [("solution.cu", False)], "r.txt", True)
+    env = {"PATH": "/usr/bin:/bin", "CUDAENV_OWN": "solution.cu", "PWD": str(tmp_path)}
+    subprocess.run(["bash", "-c", text], cwd=tmp_path, env=env, check=True)
+    (unit,) = parse_report((tmp_path / "r.txt").read_text())
+    return unit.ptx
+
+
+def test_an_fp16_kernel_after_500_empty_ones_is_still_read(tmp_path) -> None:
+    # issue 27: the report kept the first 400 filtered lines, and 500 empty kernel
+    # instantiations came first; the fp16 instruction after them was never read
+    empties = "".join(f".visible .entry _Z5emptyILi{i}EEvv()\n{{\n\tret;\n}}\n" for i in range(500))
+    ptx = empties + ".visible .entry _Z4halfPf(\n)\n{\n\tfma.rn.f16 %rs1, %rs2, %rs3, %rs4;\n}\n"
+    lines = _script_ptx(tmp_path, ptx)
+    violations = ptx_violations("solution.cu", lines, precision="fp32", libraries=False)
+    assert any(".f16" in v and "narrower than the fp32" in v for v in violations)
+    # and the report holds the lines that matter, not the 500 declarations
+    assert len(lines) < 10
+
+
+def test_a_library_kernel_after_many_others_is_still_read(tmp_path) -> None:
+    others = "".join(f".visible .entry _Z5emptyILi{i}EEvv()\n{{\n}}\n" for i in range(500))
+    ptx = others + ".visible .entry _ZN3cub6detail6kernelEv()\n{\n}\n"
+    lines = _script_ptx(tmp_path, ptx)
+    assert ptx_violations("solution.cu", lines, precision=None, libraries=True)

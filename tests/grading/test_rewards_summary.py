@@ -210,3 +210,35 @@ def test_summary_reports_the_mean_sol_fraction() -> None:
     assert s["groups"]["g"]["sol"]["count"] == 2
     none = summarise([g("e", _skipped("e"))])["sol"]
     assert none == {"count": 0, "mean_fraction": None, "median_fraction": None}
+
+
+def _failed(task_id: str, stage: str, reason: str, hack: bool = False) -> Verdict:
+    verdict = Verdict(task_id=task_id, mode="solve", passed=False, failure="agent", reason=reason)
+    verdict.stages["static"] = StageResult(status="ok")
+    verdict.stages[stage] = StageResult(status="failed", reason=reason)
+    if hack:
+        verdict.suspected_hack.append(reason)
+    return verdict
+
+
+def test_failures_are_counted_by_group_stage_and_reason() -> None:
+    pre_main = "forbidden construct: {}: initialiser calls '{}': the solution's own code"
+    rows = [
+        g("a", _failed("a", "toolchain", pre_main.format("solution.cu", "f()"), True), "cccl"),
+        g("b", _failed("b", "toolchain", pre_main.format("kernel.cu", "g()"), True), "cccl"),
+        g("c", _failed("c", "build", "build failed: exit code 1"), "mathlibs"),
+        g("d", _failed("d", "build", "build failed: exit code 2"), "mathlibs"),
+        g("e", _skipped("e"), "cccl"),
+    ]
+    s = summarise(rows)
+    assert s["failed"] == 4 and s["suspected"] == 2
+    assert s["failed_by_stage"] == {"build": 2, "toolchain": 2}
+    assert s["groups"]["cccl"]["failed_by_stage"] == {"toolchain": 2}
+    # the same cause counts once, whatever file or name it names
+    assert [(f["group"], f["kind"], f["stage"], f["count"]) for f in s["failures"]] == [
+        ("cccl", "agent", "toolchain", 2),
+        ("mathlibs", "agent", "build", 2),
+    ]
+    assert s["failures"][0]["examples"] == ["a", "b"]
+    assert "<file>" in s["failures"][0]["reason"] and "'…'" in s["failures"][0]["reason"]
+    json.dumps(s)  # summary.json

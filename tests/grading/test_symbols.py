@@ -60,13 +60,17 @@ def test_a_definition_shadowing_libc_fails() -> None:
 
 
 def test_a_static_object_with_a_constructor_fails() -> None:
+    # the solution's own constructor runs before main: its code, judged by who wrote it
     src = (
         '#include <cstdio>\nstruct Banner { Banner() { std::puts("hi"); } };\n'
         "static Banner banner;\nint add(int a, int b) { return a + b; }\n"
     )
     assert _text_clean(src)
     _, violations, _ = run_check(GXX, {"solution.cpp": src})
-    assert any("initialiser calls 'puts'" in v for v in violations)
+    assert any("initialiser calls 'puts': writes output" in v for v in violations)
+    # at -O0 the constructor is called, not inlined: the solution's own code before main
+    _, called, _ = run_check(GXX.replace("-O1", "-O0"), {"solution.cpp": src})
+    assert any("calls 'Banner::Banner()': the solution's own code" in v for v in called)
 
 
 def test_a_constructor_attribute_the_text_rule_misses_fails() -> None:
@@ -86,13 +90,17 @@ def test_iostream_static_init_is_the_toolchains_own() -> None:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-def test_nvcc_fatbinary_registration_is_allowed_a_static_object_is_not() -> None:
+def test_nvcc_registration_and_runtime_calls_are_allowed_the_solutions_kernel_is_not() -> None:
     kernel = "#include <iostream>\n__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n"
     kernel += "void launch(float* d) { k<<<1, 32>>>(d); }\n"
     assert run_check(NVCC, {"solution.cu": kernel})[:2] == ("ok", [])
+    # a runtime call before main (a context made at namespace scope) is no exploit by itself
     ctor = kernel + "struct S { S() { cudaFree(0); } };\nstatic S s;\n"
-    _, violations, _ = run_check(NVCC, {"solution.cu": ctor})
-    assert any("initialiser calls 'cudaFree'" in v for v in violations)
+    assert run_check(NVCC, {"solution.cu": ctor})[:2] == ("ok", [])
+    # the solution's own kernel launched before main is its code running before main
+    early = kernel + "struct E { E() { k<<<1, 32>>>(nullptr); } };\nstatic E e;\n"
+    _, violations, _ = run_check(NVCC, {"solution.cu": early})
+    assert any("the solution's own code (before main)" in v for v in violations)
 
 
 def test_nvtx_headers_bring_their_own_loader() -> None:

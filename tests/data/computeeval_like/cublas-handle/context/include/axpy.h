@@ -1,0 +1,3 @@
+#pragma once
+
+void scale_add(int n, float alpha, const float* x, float* y);

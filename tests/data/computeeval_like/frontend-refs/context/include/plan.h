@@ -1,0 +1,3 @@
+#pragma once
+
+int plan_size(int rows, int cols);
