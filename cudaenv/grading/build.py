@@ -1,7 +1,8 @@
 """The build stage in one place, walked forward: the grading sandbox, its environment, then
-:func:`prepare`: write the workspace, key the build, restore an identical build from the
-build cache (under the key's lock), else build (through the compiler cache where it applies)
-and store the result.
+:func:`prepare`: write the workspace, check the toolchain has every library the problem needs
+(:mod:`cudaenv.grading.toolchain_gaps`: a missing one is infrastructure), key the build,
+restore an identical build from the build cache (under the key's lock), else build (through
+the compiler cache where it applies) and store the result.
 
 Why one module: a grade and the baseline-only pass (:mod:`cudaenv.grading.baseline_pass`)
 build the same way, and whether the compiler cache is safe to use is decided here once (the
@@ -16,11 +17,12 @@ from typing import Any
 
 from cudaenv.grading import ccache
 from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
-from cudaenv.grading.stages import MIN_BUILD_TIMEOUT_S, run_stage
+from cudaenv.grading.stages import MIN_BUILD_TIMEOUT_S, StageInfrastructureFault, run_stage
+from cudaenv.grading.toolchain_gaps import gap, problem_texts
 from cudaenv.grading.verdict import StageResult
 from cudaenv.problems.model import Problem, SourceFile
 from cudaenv.sandbox import Sandbox, make_sandbox
-from cudaenv.toolkit import check_build_headers
+from cudaenv.toolkit import check_build_headers, missing_libraries
 
 SandboxFactory = Callable[[], Sandbox]
 
@@ -61,6 +63,8 @@ def prepare(
         return StageResult(status="skipped", reason="no build command")
     if sandbox.toolchain_id == "host":  # the host's toolkit and wheels: headers must match
         check_build_headers(problem.build_command)
+        if why := missing_libraries(problem.build_command, problem_texts(problem)):
+            raise StageInfrastructureFault(why)  # no solution could build here
     key = build_key(files, problem.build_command, problem.problem_type, sandbox.toolchain_id)
     if cache is not None and (hit := _restored(cache, key, sandbox)) is not None:
         return hit
@@ -68,6 +72,8 @@ def prepare(
         if cache is not None and (hit := _restored(cache, key, sandbox)) is not None:
             return hit  # built by another grader while this one waited for the lock
         stage = _build(sandbox, problem, files, env, timeout, compiler_cache)
+        if stage.status == "failed" and (why := gap(sandbox, env, stage.output_tail, problem)):
+            raise StageInfrastructureFault(why)  # a library the problem needs is not here
         if cache is not None:
             cache.put(key, stage, sandbox, {f.path for f in files})
     return stage
