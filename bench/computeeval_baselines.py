@@ -14,9 +14,12 @@ repository.
         --out DIR/graded-empty
     # 3. the per-group table and every failure by stage and cause
     python bench/computeeval_baselines.py report DIR/graded-baselines [--empty DIR/graded-empty]
+    # the toolchain alone: every baseline's build stage, without the static rules
+    python bench/computeeval_baselines.py build CHECKOUT --groups mathlibs,cublas
 
 Right, for a known-good baseline, means: not failed, no suspected hack, no infrastructure
-fault; with a GPU, passed. An empty solution (every baseline file, emptied) must fail.
+fault; with a GPU, passed. "built" counts the builds that succeeded (the toolchain's part),
+whatever a later stage said. An empty solution (every baseline file, emptied) must fail.
 """
 
 from __future__ import annotations
@@ -88,6 +91,42 @@ def pack(args: argparse.Namespace) -> None:
         )
 
 
+def build(args: argparse.Namespace) -> None:
+    """Only the build stage of every chosen baseline (the toolchain's part, without the static
+    rules): the grader's own build in a local sandbox, per group built / failed / missing."""
+    from cudaenv.grading.build import grading_env, prepare
+    from cudaenv.grading.stages import StageInfrastructureFault
+    from cudaenv.grading.workspace import assemble
+    from cudaenv.problems.validation import problem_from_dict
+    from cudaenv.sandbox.local import LocalSandbox
+
+    chosen = _sample(
+        _records(_release_pack(args.checkout, args.release)), args.groups, args.per_group, args.seed
+    )
+    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for rec in chosen:
+        problem = problem_from_dict(rec, source=rec["task_id"])
+        files = assemble(problem, problem.baseline_solution).all
+        with LocalSandbox() as box:
+            try:
+                stage = prepare(
+                    box, problem, files, grading_env(problem, False, box),
+                    problem.timeout_seconds or 60, None, compiler_cache=False,
+                )  # fmt: skip
+                status = "built" if stage.status in ("ok", "skipped") else "failed"
+                why = "" if status == "built" else _first_error(stage.output_tail or "")
+            except StageInfrastructureFault as exc:
+                status, why = "infrastructure", str(exc)
+        table[rec["group"]][status] += 1
+        print(f"{rec['group']:14} {rec['task_id']:16} {status:14} {why}", flush=True)
+    print("\n| group | n | built | failed | infrastructure |\n| --- | --- | --- | --- | --- |")
+    for group in sorted(table):
+        t = table[group]
+        print(
+            f"| {group} | {sum(t.values())} | {t['built']} | {t['failed']} | {t['infrastructure']} |"
+        )
+
+
 def _latest(graded: Path) -> list[dict]:
     rows: dict[str, dict] = {}
     for line in (graded / "graded.jsonl").read_text().splitlines():
@@ -131,13 +170,15 @@ def report(args: argparse.Namespace) -> None:
     causes: dict[tuple[str, str, str], list[str]] = collections.defaultdict(list)
     for rec in rows:
         v = rec["verdict"]
+        build = (v.get("stages") or {}).get("build") or {}
+        table[rec["group"]]["built"] += build.get("status") in ("ok", "skipped")
         stage, why = cause(v)
         if not stage:
             table[rec["group"]]["passed" if v.get("passed") else "right (not run)"] += 1
         else:
             table[rec["group"]][stage] += 1
             causes[(rec["group"], stage, why)].append(rec["task_id"])
-    cols = ["right (not run)", "passed", "build", "static", "source_refs", "toolchain",
+    cols = ["built", "right (not run)", "passed", "build", "static", "source_refs", "toolchain",
             "suspected", "infrastructure"]  # fmt: skip
     extra = sorted({c for t in table.values() for c in t} - set(cols))
     cols += extra
@@ -147,16 +188,22 @@ def report(args: argparse.Namespace) -> None:
     for group in sorted(table):
         t = table[group]
         total.update(t)
-        n = sum(t.values())
+        n = sum(t.values()) - t["built"]
         print(f"| {group} | {n} | " + " | ".join(str(t.get(c, 0)) for c in cols) + " |")
-    print(f"| all | {sum(total.values())} | " + " | ".join(str(total.get(c, 0)) for c in cols) + " |")
+    print(
+        f"| all | {sum(total.values()) - total['built']} | "
+        + " | ".join(str(total.get(c, 0)) for c in cols)
+        + " |"
+    )
     print("\nfailures by group, stage and cause:")
     for (group, stage, why), ids in sorted(causes.items(), key=lambda kv: (kv[0], -len(kv[1]))):
         print(f"  {group:14} {stage:14} {len(ids):4}  {why}  [{', '.join(ids[:6])}]")
     if args.empty:
         empty = _latest(args.empty)
         wrong = [r["task_id"] for r in empty if r["verdict"].get("passed") is not False]
-        print(f"\nempty solutions: {len(empty) - len(wrong)} of {len(empty)} failed; not failed: {wrong}")
+        print(
+            f"\nempty solutions: {len(empty) - len(wrong)} of {len(empty)} failed; not failed: {wrong}"
+        )
 
 
 def main() -> None:
@@ -170,6 +217,13 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, required=True)
     p.set_defaults(run=pack)
+    b = sub.add_parser("build", help="build every chosen baseline (no static rules), per group")
+    b.add_argument("checkout", type=Path, help="a local NVIDIA/compute-eval checkout")
+    b.add_argument("--release", default="2026-1")
+    b.add_argument("--groups", type=lambda s: [g for g in s.split(",") if g], default=[])
+    b.add_argument("--per-group", type=int, default=0, help="sample size per group (0: all)")
+    b.add_argument("--seed", type=int, default=0)
+    b.set_defaults(run=build)
     r = sub.add_parser("report", help="per-group table of a `cudaenv grade` output directory")
     r.add_argument("graded", type=Path)
     r.add_argument("--empty", type=Path, help="the graded empty solutions, to check they fail")

@@ -191,7 +191,11 @@ def in_toolkit(lib: GpuLibrary, home: Path | None) -> Located:
     if home is None:
         return Located()
     include = next(
-        (d for d in _toolkit_dirs(home, "include") if lib.headers and (d / lib.headers[0]).exists()),
+        (
+            d
+            for d in _toolkit_dirs(home, "include")
+            if lib.headers and (d / lib.headers[0]).exists()
+        ),
         None,
     )
     libdir = None

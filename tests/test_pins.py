@@ -55,7 +55,9 @@ def test_the_cublas_extra_pins_what_the_images_pin() -> None:
     }
 
 
-@pytest.mark.parametrize(("extra", "function"), [("mathlibs", "mathlibs_pins"), ("cudnn", "cudnn_pins")])
+@pytest.mark.parametrize(
+    ("extra", "function"), [("mathlibs", "mathlibs_pins"), ("cudnn", "cudnn_pins")]
+)
 def test_the_library_extras_pin_what_the_images_pin(extra: str, function: str) -> None:
     assert _extra(extra) == _image_pins(function)
 

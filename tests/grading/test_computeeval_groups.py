@@ -28,7 +28,10 @@ CPP = {
     "fixture-mathlibs-curand-uniform": (["cuRAND"], ["libcurand.so.10"]),
     "fixture-mathlibs-cusparse-spmv": (["cuSPARSE"], ["libcusparse.so.12"]),
     "fixture-mathlibs-cusolver-cholesky": (["cuSOLVER"], ["libcusolver.so.12"]),
-    "fixture-cudnn-frontend-relu": (["cuDNN", "cudnn-frontend"], ["libcudnn.so.9", "libnvrtc.so.13"]),
+    "fixture-cudnn-frontend-relu": (
+        ["cuDNN", "cudnn-frontend"],
+        ["libcudnn.so.9", "libnvrtc.so.13"],
+    ),
     "fixture-runtime-nvrtc-driver": (["NVRTC"], ["libnvrtc.so.13", "libcuda.so.1"]),
 }
 CUTILE = "fixture-cutile-vector-add"
@@ -67,10 +70,11 @@ def test_cutile_tests_need_a_gpu_and_numba_tests_do_not(suite) -> None:
     """cuTile and torch have no CPU simulator: the test stage is skipped without a GPU rather
     than run on numba-cuda's simulator and failed."""
     assert suite[CUTILE].needs_gpu
-    numba = suite[CUTILE].model_copy(
-        update={"test_files": [f.model_copy(update={"content": "from numba import cuda\n"})
-                               for f in suite[CUTILE].test_files]}  # fmt: skip
-    )
+    numba_tests = [
+        f.model_copy(update={"content": "from numba import cuda\n"})
+        for f in suite[CUTILE].test_files
+    ]
+    numba = suite[CUTILE].model_copy(update={"test_files": numba_tests})
     assert not numba.needs_gpu
 
 

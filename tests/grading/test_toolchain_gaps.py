@@ -95,7 +95,9 @@ def test_a_missing_library_wheel_is_infrastructure_naming_the_extra(tmp_path, mo
         pytest.skip("this toolkit has its own cuFFT")
     v = cudaenv.grade(problem, problem.baseline_solution, build_cache=False)
     assert v.failure == "infrastructure" and v.passed is None
-    assert v.reason == "infrastructure: cuFFT is not installed here (pip install 'cudaenv[mathlibs]')"
+    assert (
+        v.reason == "infrastructure: cuFFT is not installed here (pip install 'cudaenv[mathlibs]')"
+    )
     assert "build" not in v.stages  # refused before building
 
 

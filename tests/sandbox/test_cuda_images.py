@@ -306,7 +306,7 @@ def test_library_fixture_builds_and_links_in_the_image(
     from cudaenv.problems import load_suite
     from tests.grading.computeeval_fixtures import FIXTURES, write_pack
 
-    if eval_labels.get(LIBS_LABEL, None) == "":
+    if eval_labels.get(LIBS_LABEL) == "":
         pytest.skip(f"{EVAL_IMAGE} was built without the libraries (label {LIBS_LABEL}='')")
     suite = load_suite(str(write_pack(tmp_path / "fixture.tar.gz", [FIXTURES / fixture])))
     problem = suite[suite.ids[0]]
