@@ -119,7 +119,11 @@ LIBRARIES: tuple[GpuLibrary, ...] = (
 )
 
 BY_LINK: dict[str, GpuLibrary] = {name: lib for lib in LIBRARIES for name in lib.links}
-BY_HEADER: dict[str, GpuLibrary] = {h: lib for lib in LIBRARIES for h in lib.headers}
+#: a header means its library only where the header is the library's own (cuda.h is the
+#: toolkit's: including it for its types needs no libcuda)
+BY_HEADER: dict[str, GpuLibrary] = {
+    h: lib for lib in LIBRARIES if not lib.stub for h in lib.headers
+}
 
 
 class Located(BaseModel):

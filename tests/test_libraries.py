@@ -26,6 +26,9 @@ def test_required_comes_from_the_command_and_the_problems_own_includes() -> None
     )
     assert [lib.name for lib in need] == ["cuSOLVER", "cuBLAS", "cudnn-frontend", "cuRAND"]
     assert libraries.required(None, []) == []
+    # cuda.h is the toolkit's own header: including it for its types needs no libcuda
+    assert libraries.required("nvcc -o t t.cu", ["#include <cuda.h>"]) == []
+    assert libraries.required("nvcc -o t t.cu -lcuda", []) == [libraries.BY_LINK["cuda"]]
 
 
 def test_missing_reason_names_each_library_and_its_extra() -> None:
