@@ -36,6 +36,9 @@ class GpuLibrary(BaseModel):
     distribution: str | None = None  # the pip distribution that ships it (None: a stub)
     extra: str | None = None  # the cudaenv extra that installs the distribution
     stub: bool = False  # a link-time stand-in (the driver's libcuda), never loaded at run time
+    #: extra build seconds a translation unit including it may take: the cudnn-frontend's
+    #: header-only templates take ~30 s to compile on an idle core, minutes on a busy machine
+    build_allowance_s: float = 0.0
 
     @property
     def install_hint(self) -> str:
@@ -109,6 +112,7 @@ LIBRARIES: tuple[GpuLibrary, ...] = (
         headers=("cudnn_frontend.h",),
         distribution="nvidia-cudnn-frontend",
         extra="cudnn",
+        build_allowance_s=300.0,
     ),
     GpuLibrary(
         name="the CUDA driver API (libcuda)",
@@ -166,6 +170,13 @@ def required(build_command: str | None, problem_texts: Iterable[str]) -> list[Gp
     libs = [BY_LINK[n] for n in linked_names(build_command or "") if n in BY_LINK]
     libs += [BY_HEADER[h] for h in included_headers(problem_texts) if h in BY_HEADER]
     return list(dict.fromkeys(libs))
+
+
+def build_allowance_s(build_command: str | None, texts: Iterable[str]) -> float:
+    """Extra build time for the heaviest library ``build_command`` links or ``texts`` include
+    (the problem's and the solution's files alike: a build that includes the cudnn-frontend
+    compiles its templates, whoever asked for them)."""
+    return max((lib.build_allowance_s for lib in required(build_command, texts)), default=0.0)
 
 
 @functools.cache

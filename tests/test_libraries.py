@@ -125,3 +125,13 @@ def test_a_driver_api_program_links_without_a_driver(tmp_path: Path) -> None:
     stub = toolkit.stub_dir()
     assert stub is not None
     assert str(stub) not in env["LD_LIBRARY_PATH"].split(":")  # never what loads at run time
+
+
+def test_the_cudnn_frontend_gets_its_build_allowance() -> None:
+    """Its header-only templates take far longer to compile than a kernel: a build that
+    includes it gets more time before its timeout is the solution's failure."""
+    heavy = libraries.build_allowance_s("nvcc -o t t.cpp -lcudnn", ["#include <cudnn_frontend.h>"])
+    assert heavy == 300.0
+    assert (
+        libraries.build_allowance_s("nvcc -o t t.cu -lcufft -lcudnn", ["#include <cudnn.h>"]) == 0
+    )

@@ -20,6 +20,7 @@ from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
 from cudaenv.grading.stages import MIN_BUILD_TIMEOUT_S, StageInfrastructureFault, run_stage
 from cudaenv.grading.toolchain_gaps import gap, problem_texts
 from cudaenv.grading.verdict import StageResult
+from cudaenv.libraries import build_allowance_s
 from cudaenv.problems.model import Problem, SourceFile
 from cudaenv.sandbox import Sandbox, make_sandbox
 from cudaenv.toolkit import check_build_headers, missing_libraries
@@ -96,8 +97,10 @@ def _build(
     timeout: float,
     compiler_cache: bool,
 ) -> StageResult:
-    """Run the build command in ``sandbox``, or through the compiler cache where it applies."""
-    timeout = max(timeout, MIN_BUILD_TIMEOUT_S)
+    """Run the build command in ``sandbox``, or through the compiler cache where it applies;
+    heavy libraries (the cudnn-frontend's templates) get their build allowance on top."""
+    extra = build_allowance_s(problem.build_command, [f.content for f in files])
+    timeout = max(timeout, MIN_BUILD_TIMEOUT_S) + extra
     if compiler_cache and (stage := _cached_build(sandbox, problem, files, env, timeout)):
         return stage
     return run_stage(sandbox, problem.build_command or "", timeout=timeout, env=env)[0]
