@@ -155,3 +155,14 @@ def test_an_empty_solution_fails_at_the_link_when_no_api_is_required(suite) -> N
     assert v.passed is False and v.failure == "agent"
     assert v.stages["build"].status == "failed"
     assert "undefined reference" in v.stages["build"].output_tail
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not toolkit.has_gpu(), reason="no NVIDIA GPU visible (nvidia-smi found none)")
+@pytest.mark.parametrize("task_id", sorted(set(CPP) - set(BLOCKED_BY_RULES)))
+def test_the_known_good_solution_passes_on_a_gpu(suite, task_id) -> None:
+    """The fixtures' own tests are right: on a GPU the known-good solution passes them."""
+    _skip_without(CPP[task_id][0])
+    problem = suite[task_id]
+    v = cudaenv.grade(problem, problem.baseline_solution, build_cache=False)
+    assert v.passed is True, v.reason
