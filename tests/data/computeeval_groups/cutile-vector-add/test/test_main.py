@@ -3,7 +3,6 @@
 import sys
 
 import torch
-
 from solution import vector_add
 
 
@@ -15,7 +14,7 @@ def main() -> int:
         got = vector_add(a, b)
         torch.cuda.synchronize()
         torch.testing.assert_close(got, a + b)
-    print("PASS")
+    print("PASS")  # noqa: T201 (the harness reports to its log)
     return 0
 
 
