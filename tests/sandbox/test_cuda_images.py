@@ -320,6 +320,29 @@ def test_library_fixture_builds_and_links_in_the_image(
     assert verdict.compiled is True and verdict.stages["build"].status == "ok", verdict
 
 
+def test_a_library_missing_from_the_image_is_infrastructure(
+    eval_labels: dict[str, str], tmp_path
+) -> None:
+    """The image's linker cannot find a library the problem links: infrastructure, confirmed
+    by a probe build in the container (no host-side discovery sees into an image)."""
+    from cudaenv.problems import load_suite
+    from tests.conftest import write_problem
+    from tests.grading.test_toolchain_gaps import HEADER, SOLUTION, TEST
+
+    build = "nvcc -I include -o test.out solution.cu test/*.cu -lcudaenv_absent_library"
+    files = {"context/include/twice.h": HEADER, "test/test_main.cu": TEST}
+    problem = load_suite(write_problem(tmp_path, "gap", spec={"build_command": build}, files=files))
+    verdict = cudaenv.grade(
+        problem["gap"],
+        {"solution.cu": SOLUTION},
+        sandbox="docker",
+        sandbox_options={"image": EVAL_IMAGE},
+        build_cache=False,
+    )
+    assert verdict.failure == "infrastructure", verdict
+    assert "-lcudaenv_absent_library" in verdict.reason
+
+
 @pytest.mark.parametrize("name", ["claude-code", "opencode"])
 def test_agent_cli_has_its_pinned_version(agent_box: DockerSandbox, name: str) -> None:
     recipe = load_recipe(name)
