@@ -1,8 +1,9 @@
 """Where the CUDA toolkit and the GPU are, and the environment commands need to use them.
 
-Builds run with ``nvcc`` from the toolkit; cuBLAS may come from the toolkit or from the
-``nvidia-cublas`` wheel, whose library has no unversioned ``libcublas.so``: we add a link
-to it in a private cache directory so ``-lcublas`` resolves.
+Builds run with ``nvcc`` from the toolkit; each GPU library (cuBLAS, cuFFT, cuDNN, ...; the
+table is :mod:`cudaenv.libraries`) may come from the toolkit or from its NVIDIA wheel, whose
+libraries have no unversioned ``libX.so``: we add links to them in a private cache directory
+so ``-lX`` resolves. ``-lcuda`` links against a stub where no driver library is at hand.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from cudaenv import libraries
+from cudaenv.driver_stub import make_stub
 from cudaenv.errors import CudaEnvError
 
 
@@ -118,48 +122,93 @@ def has_gpu() -> bool:
 @functools.cache
 def _wheel_cublas() -> tuple[Path, Path] | None:
     """(include dir, lib dir) of the nvidia-cublas wheel, if installed."""
-    try:
-        import nvidia  # type: ignore[import-not-found]
-    except ImportError:
+    found = libraries.in_wheel(libraries.BY_LINK["cublas"])
+    if found.include is None or found.lib is None:
         return None
-    for base in getattr(nvidia, "__path__", []):
-        for sub in sorted(Path(base).iterdir()):
-            inc, lib = sub / "include", sub / "lib"
-            if (inc / "cublas_v2.h").exists() and any(lib.glob("libcublas.so*")):
-                return inc, lib
-    return None
+    return found.include, found.lib
+
+
+@functools.cache
+def _wheel_dirs() -> tuple[list[Path], list[Path]]:
+    """(include dirs, lib dirs) of every library wheel installed (libraries.LIBRARIES), in the
+    table's order, each once; a library the toolkit has itself is taken from the toolkit."""
+    home = cuda_home()
+    includes: list[Path] = []
+    libs: list[Path] = []
+    for lib in libraries.LIBRARIES:
+        if lib.stub or libraries.installed_in_toolkit(lib, home):
+            continue
+        found = libraries.in_wheel(lib)
+        includes += [found.include] if found.include else []
+        libs += [found.lib] if found.lib else []
+    return list(dict.fromkeys(includes)), list(dict.fromkeys(libs))
 
 
 @functools.cache
 def _linkable_lib_dir() -> Path | None:
-    """A cache dir holding ``libcublas.so``/``libcublasLt.so`` links into the wheel.
+    """A cache dir holding unversioned links (``libcublas.so``, ``libcufft.so``, ...) into
+    the wheels, whose libraries carry only versioned names (``libcufft.so.12``).
 
-    One directory per wheel location (keyed by its resolved path): the cache outlives
-    virtual environments, and a link left by another one (dangling, or into a tree a sandbox
-    does not show) must never be the one a build finds."""
-    found = _wheel_cublas()
-    if found is None:
+    One directory per set of wheel locations (keyed by their resolved paths): the cache
+    outlives virtual environments, and a link left by another one (dangling, or into a tree a
+    sandbox does not show) must never be the one a build finds."""
+    libs = _wheel_dirs()[1]
+    if not libs:
         return None
-    return link_dir_for(found[1], cache_dir() / "toolkit-lib")
+    return link_dir_for(libs, cache_dir() / "toolkit-lib")
 
 
-def link_dir_for(lib: Path, root: Path) -> Path:
-    """``root/<key of lib>`` with unversioned links to ``lib``'s versioned cuBLAS libraries,
-    made (or remade, when one points elsewhere) atomically, so concurrent builds agree."""
-    lib = lib.resolve()
-    target = root / hashlib.sha256(str(lib).encode()).hexdigest()[:16]
+@functools.cache
+def stub_dir() -> Path | None:
+    """Where ``-lcuda`` finds a link-time libcuda: the toolkit's ``lib64/stubs`` (a devel
+    toolkit has one), else a stub made from the toolkit's ``cuda.h`` (:mod:`cudaenv.driver_stub`);
+    None without a toolkit or a C compiler."""
+    home = cuda_home()
+    found = libraries.in_toolkit(libraries.BY_LINK["cuda"], home)
+    if found.lib is not None:
+        return found.lib
+    if found.include is None:
+        return None
+    try:
+        return make_stub(found.include, cache_dir() / "driver-stub")
+    except (OSError, RuntimeError, subprocess.SubprocessError):
+        return None
+
+
+def link_dir_for(lib: Path | Sequence[Path], root: Path) -> Path:
+    """``root/<key of lib>`` with an unversioned link (``libX.so``) to each versioned library
+    (``libX.so.<n>``) in ``lib`` (one directory or several) that has none of its own, made
+    (or remade, when one points elsewhere) atomically, so concurrent builds agree."""
+    dirs = [p.resolve() for p in ([lib] if isinstance(lib, Path) else lib)]
+    key = "\0".join(map(str, dirs)) if len(dirs) > 1 else str(dirs[0])
+    target = root / hashlib.sha256(key.encode()).hexdigest()[:16]
     target.mkdir(parents=True, exist_ok=True)
-    for stem in ("libcublas", "libcublasLt"):
-        versioned = sorted(lib.glob(f"{stem}.so.*"))
-        link = target / f"{stem}.so"
-        if not versioned or (link.is_symlink() and os.readlink(link) == str(versioned[0])):
-            continue
-        fresh = target / f".{stem}.{os.getpid()}.{threading.get_ident()}"
-        with contextlib.suppress(FileNotFoundError):
-            fresh.unlink()
-        fresh.symlink_to(versioned[0])
-        fresh.replace(link)
+    seen: set[str] = set()
+    for d in dirs:
+        for stem, versioned in _versioned_libraries(d).items():
+            if stem in seen:  # the first directory's library wins, as the linker's search
+                continue
+            seen.add(stem)
+            link = target / f"{stem}.so"
+            if link.is_symlink() and os.readlink(link) == str(versioned):
+                continue
+            fresh = target / f".{stem}.{os.getpid()}.{threading.get_ident()}"
+            with contextlib.suppress(FileNotFoundError):
+                fresh.unlink()
+            fresh.symlink_to(versioned)
+            fresh.replace(link)
     return target
+
+
+def _versioned_libraries(lib: Path) -> dict[str, Path]:
+    """{stem: its first versioned file} for ``lib``'s ``<stem>.so.<n>`` files without a
+    ``<stem>.so`` beside them (a wheel ships only the versioned name)."""
+    found: dict[str, Path] = {}
+    for path in sorted(lib.glob("lib*.so.*")):
+        stem = path.name.split(".so.")[0]
+        if stem not in found and not (lib / f"{stem}.so").exists():
+            found[stem] = path
+    return found
 
 
 class ToolkitMismatchError(CudaEnvError, RuntimeError):
@@ -251,28 +300,39 @@ def command_path(home: Path | None) -> str:
 
 @functools.cache
 def toolkit_env() -> dict[str, str]:
-    """Variables a build or test command needs to find nvcc, headers, libraries and Python."""
+    """Variables a build or test command needs to find nvcc, headers, libraries and Python:
+    the toolkit's, then every library wheel's (``CPATH``; ``LIBRARY_PATH`` and
+    ``LD_LIBRARY_PATH``, with the unversioned links), then the driver stub (``LIBRARY_PATH``
+    only: the linker takes it, the loader never does)."""
     env: dict[str, str] = {}
     home = cuda_home()
     env["PATH"] = command_path(home)
     if home is not None:
         env["CUDA_HOME"] = str(home)
-    wheel = _wheel_cublas()
-    inc = wheel[0] if wheel else None
-    lib = wheel[1] if wheel else None
-    link = _linkable_lib_dir()
-    if inc is not None:
-        env["CPATH"] = _prepend(os.environ.get("CPATH"), inc)
-    libs = [home / "lib64" if home else None, lib, link]
-    env["LIBRARY_PATH"] = _prepend(os.environ.get("LIBRARY_PATH"), *libs)
+    includes, wheel_libs = _wheel_dirs()
+    if includes:
+        env["CPATH"] = _prepend(os.environ.get("CPATH"), *includes)
+    libs = [home / "lib64" if home else None, *wheel_libs, _linkable_lib_dir()]
+    env["LIBRARY_PATH"] = _prepend(os.environ.get("LIBRARY_PATH"), *libs, stub_dir())
     env["LD_LIBRARY_PATH"] = _prepend(os.environ.get("LD_LIBRARY_PATH"), *libs)
     return env
 
 
+def missing_libraries(build_command: str | None, problem_texts: list[str]) -> str | None:
+    """Why a problem cannot be built here (None: it can): a library its build command links or
+    its own files include that neither the toolkit nor an installed wheel provides."""
+    home = cuda_home()
+    need = libraries.required(build_command, problem_texts)
+    return libraries.missing_reason(
+        lib for lib in need if not libraries.installed(lib, home, stub_dir())
+    )
+
+
 def sandbox_ro_dirs() -> list[Path]:
     """Directories the toolkit environment points into that a sandbox must show read-only
-    (the CUDA root and the cuBLAS link directory, which lives in the otherwise hidden cache)."""
-    dirs = [cuda_home(), _linkable_lib_dir()]
+    (the CUDA root, the link directory and the driver stub, which live in the otherwise
+    hidden cache; the wheels live under Python's prefix, which sandboxes show anyway)."""
+    dirs = [cuda_home(), _linkable_lib_dir(), stub_dir()]
     return [d.resolve() for d in dirs if d is not None]
 
 

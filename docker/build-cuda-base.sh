@@ -5,6 +5,8 @@
 #   + cuBLAS where the toolkit lacks it, from NVIDIA's nvidia-cublas wheel at the version the
 #     toolkit's CUDA release ships (headers, libcublas*.so and their links, as in a devel image)
 #   + NVRTC likewise, from the nvidia-cuda-nvrtc wheel (nvrtc.h, libnvrtc*.so, libnvrtc-builtins*)
+#   + cuFFT, cuRAND, cuSPARSE, cuSOLVER, nvJitLink, cuDNN and the cudnn-frontend headers likewise
+#     (LIB_WHEELS), and a libcuda link-time stub made from cuda.h where lib64/stubs has none
 #   + the environment of nvidia/cuda:<v>-devel (CUDA_VERSION, PATH, LD_LIBRARY_PATH, ld.so.conf,
 #     NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES, ...) and g++ for nvcc
 #   -> cudaenv-cuda-base:<release> (e.g. cudaenv-cuda-base:13.0), see docker/Dockerfile.cuda-base.
@@ -21,7 +23,8 @@
 # Environment: CUDA_SRC, CUDA_BASE_IMAGE (the tag to build), BASE_IMAGE (the Debian base),
 # CUBLAS_VERSION (overrides the pin; empty adds no cuBLAS), CUBLAS_PACKAGE (default
 # nvidia-cublas; nvidia-cublas-cu12 for a CUDA 12 toolkit), NVRTC_VERSION / NVRTC_PACKAGE (the
-# same for nvidia-cuda-nvrtc / nvidia-cuda-nvrtc-cu12), EXTRA_CA_CERTS (as in
+# same for nvidia-cuda-nvrtc / nvidia-cuda-nvrtc-cu12), LIB_WHEELS (the other libraries' wheels,
+# space-separated name==version; default: mathlibs_pins and cudnn_pins), EXTRA_CA_CERTS (as in
 # docker/build-images.sh: the host's added CA certificates by default, trusted by that pip).
 set -euo pipefail
 
@@ -56,6 +59,20 @@ nvrtc_pin() {
     13.0.88) echo 13.0.88 ;;  # CUDA 13.0 Update 2 (cuda-toolkit==13.0.2)
   esac
 }
+# The other libraries' wheels (cuFFT, cuRAND, cuSPARSE, cuSOLVER, nvJitLink at the release the
+# cuda-toolkit==<release> wheel pins; cuDNN at the release ComputeEval's images use and the
+# cudnn-frontend headers), the same pins as pyproject.toml's `mathlibs` and `cudnn` extras.
+mathlibs_pins() {
+  case "$1" in
+    13.0.88) echo nvidia-cufft==12.0.0.61 nvidia-curand==10.4.0.35 nvidia-cusparse==12.6.3.3 \
+      nvidia-cusolver==12.0.4.66 nvidia-nvjitlink==13.0.88 ;;  # cuda-toolkit==13.0.2
+  esac
+}
+cudnn_pins() {
+  case "$1" in
+    13.0.88) echo nvidia-cudnn-cu13==9.20.0.48 nvidia-cudnn-frontend==1.22.1 ;;
+  esac
+}
 CUBLAS_PACKAGE="${CUBLAS_PACKAGE:-nvidia-cublas}"
 if compgen -G "$TOOLKIT/lib64/libcublas.so*" >/dev/null; then
   CUBLAS_VERSION="" CUBLAS_LABEL=toolkit
@@ -69,6 +86,21 @@ if compgen -G "$TOOLKIT/lib64/libnvrtc.so*" >/dev/null; then
 else
   [[ -n "${NVRTC_VERSION+set}" ]] || NVRTC_VERSION="$(nvrtc_pin "$CUDA_VERSION")"
   NVRTC_LABEL="$NVRTC_VERSION"
+fi
+# LIB_WHEELS overrides both lists (empty: no other libraries); a library the toolkit has
+# itself (lib64/libcufft.so* ...) is taken from the toolkit, its wheel left out.
+if [[ -z "${LIB_WHEELS+set}" ]]; then
+  LIB_WHEELS=""
+  for pin in $(mathlibs_pins "$CUDA_VERSION") $(cudnn_pins "$CUDA_VERSION"); do
+    case "$pin" in
+      nvidia-cufft==*) stem=libcufft ;; nvidia-curand==*) stem=libcurand ;;
+      nvidia-cusparse==*) stem=libcusparse ;; nvidia-cusolver==*) stem=libcusolver ;;
+      nvidia-nvjitlink==*) stem=libnvJitLink ;; nvidia-cudnn-cu*==*) stem=libcudnn ;;
+      *) stem="" ;;
+    esac
+    if [[ -n "$stem" ]] && compgen -G "$TOOLKIT/lib64/$stem.so*" >/dev/null; then continue; fi
+    LIB_WHEELS="${LIB_WHEELS:+$LIB_WHEELS }$pin"
+  done
 fi
 # Where the wheels' files land (cuBLAS and NVRTC alike), relative to the toolkit root with
 # symlinks resolved (the directories nvcc's -I/-L, lib64 and ld.so.conf reach, whatever the
@@ -97,6 +129,7 @@ FINGERPRINT="$({
   (cd "$TOOLKIT" && find . -printf '%P %s %T@ %l\n' | LC_ALL=C sort)
   echo "cublas: $CUBLAS_PACKAGE==$CUBLAS_VERSION -> $CUBLAS_INCLUDE_DIR $CUBLAS_LIB_DIR"
   echo "nvrtc: $NVRTC_PACKAGE==$NVRTC_VERSION -> $CUBLAS_INCLUDE_DIR $CUBLAS_LIB_DIR"
+  echo "libs: $LIB_WHEELS -> $CUBLAS_INCLUDE_DIR $CUBLAS_LIB_DIR"
   grep -vE '^[[:space:]]*#' "$HERE/Dockerfile.cuda-base"
 } | sha256sum | cut -c1-16)"
 
@@ -122,7 +155,7 @@ started=$SECONDS
 args=(--network host -t "$CUDA_BASE_IMAGE" -f "$HERE/Dockerfile.cuda-base")
 [[ "${FORCE:-0}" == 1 ]] && args+=(--no-cache)
 log "docker build -> $CUDA_BASE_IMAGE (toolkit $TOOLKIT, CUDA $CUDA_VERSION," \
-  "cuBLAS ${CUBLAS_LABEL:-none}, NVRTC ${NVRTC_LABEL:-none}," \
+  "cuBLAS ${CUBLAS_LABEL:-none}, NVRTC ${NVRTC_LABEL:-none}, libraries: ${LIB_WHEELS:-none}," \
   "context $(du -sh "$TOOLKIT" | cut -f1))"
 # Host networking: the build's apt-get and pip reach the mirrors the way the host does.
 docker build "${args[@]}" \
@@ -141,6 +174,9 @@ docker build "${args[@]}" \
   --build-arg "NVRTC_INCLUDE_DIR=$CUBLAS_INCLUDE_DIR" \
   --build-arg "NVRTC_LIB_DIR=$CUBLAS_LIB_DIR" \
   --build-arg "NVRTC_LABEL=$NVRTC_LABEL" \
+  --build-arg "LIB_WHEELS=$LIB_WHEELS" \
+  --build-arg "LIBS_INCLUDE_DIR=$CUBLAS_INCLUDE_DIR" \
+  --build-arg "LIBS_LIB_DIR=$CUBLAS_LIB_DIR" \
   --build-arg "EXTRA_CA_CERTS=$EXTRA_CA_CERTS" \
   "$TOOLKIT" >&2
 size="$(docker image inspect -f '{{.Size}}' "$CUDA_BASE_IMAGE" | awk '{printf "%.0f MB", $1/1e6}')"
@@ -167,6 +203,10 @@ case "$NVRTC_LABEL" in
        "/usr/local/cuda/$CUBLAS_INCLUDE_DIR, libnvrtc.so and libnvrtc-builtins.so in" \
        "/usr/local/cuda/$CUBLAS_LIB_DIR; no static libnvrtc_static.a (the wheel has none)" ;;
 esac
+[[ -n "$LIB_WHEELS" ]] \
+  && log "libraries added from their wheels: $LIB_WHEELS (headers in" \
+       "/usr/local/cuda/$CUBLAS_INCLUDE_DIR, libraries in /usr/local/cuda/$CUBLAS_LIB_DIR)"
 [[ -e "$TOOLKIT/lib64/stubs/libcuda.so" ]] \
-  || log "NOTE: no lib64/stubs/libcuda.so in $TOOLKIT: -lcuda links only where a driver is mounted"
+  || log "no lib64/stubs/libcuda.so in $TOOLKIT: the image has one made from cuda.h (-lcuda links" \
+       "without a driver; binaries load the real driver at run time)"
 echo "$CUDA_BASE_IMAGE"

@@ -21,6 +21,9 @@ def _extra(name: str) -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = {}
     for req in project["optional-dependencies"][name]:
+        if req.startswith("cudaenv["):  # another extra of ours: pinned where it is defined
+            continue
+        req = req.split(";")[0].strip()  # an environment marker
         m = re.fullmatch(r"([A-Za-z0-9_.-]+)==([0-9.]+?)(\.\*)?", req)
         assert m, f"{req!r} in the {name!r} extra is not pinned to one release"
         pins[m[1]] = m[2]
@@ -35,6 +38,15 @@ def _image_pin(function: str) -> str:
     return m[1]
 
 
+def _image_pins(function: str) -> dict[str, str]:
+    """The name==version list an image pin function echoes for nvcc 13.0.88."""
+    script = (ROOT / "docker" / "build-cuda-base.sh").read_text()
+    body = script.split(f"{function}() {{", 1)[1].split("\n}", 1)[0]
+    m = re.search(rf"{re.escape(NVCC_13_0_2)}\) echo (.*?);;", body, re.DOTALL)
+    assert m, f"{function} has no pins for nvcc {NVCC_13_0_2}"
+    return dict(pin.split("==") for pin in m[1].replace("\\", " ").split())
+
+
 def test_the_cublas_extra_pins_what_the_images_pin() -> None:
     pins = _extra("cublas")
     assert pins == {
@@ -43,13 +55,41 @@ def test_the_cublas_extra_pins_what_the_images_pin() -> None:
     }
 
 
-@pytest.mark.parametrize("dist", ["nvidia-cublas", "nvidia-cuda-nvrtc"])
-def test_the_installed_wheel_is_the_pinned_release(dist: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "function"), [("mathlibs", "mathlibs_pins"), ("cudnn", "cudnn_pins")]
+)
+def test_the_library_extras_pin_what_the_images_pin(extra: str, function: str) -> None:
+    assert _extra(extra) == _image_pins(function)
+
+
+def test_the_library_table_names_the_extra_that_pins_each_wheel() -> None:
+    """cudaenv.libraries tells a user which extra installs a missing library: that extra must
+    be the one pinning its wheel."""
+    from cudaenv.libraries import LIBRARIES
+
+    for lib in LIBRARIES:
+        if lib.distribution is not None:
+            assert lib.extra is not None and lib.distribution in _extra(lib.extra), lib.name
+
+
+@pytest.mark.parametrize(
+    ("dist", "extra"),
+    [
+        ("nvidia-cublas", "cublas"),
+        ("nvidia-cuda-nvrtc", "cublas"),
+        *[(d, "mathlibs") for d in ("nvidia-cufft", "nvidia-curand", "nvidia-cusparse",
+                                    "nvidia-cusolver", "nvidia-nvjitlink")],
+        ("nvidia-cudnn-cu13", "cudnn"),
+        ("nvidia-cudnn-frontend", "cudnn"),
+        ("cuda-tile", "cutile"),
+    ],
+)  # fmt: skip
+def test_the_installed_wheel_is_the_pinned_release(dist: str, extra: str) -> None:
     try:
         version = metadata.version(dist)
     except metadata.PackageNotFoundError:
-        pytest.skip(f"{dist} is not installed (the cublas extra)")
-    assert version.startswith(_extra("cublas")[dist]), (dist, version)
+        pytest.skip(f"{dist} is not installed (the {extra} extra)")
+    assert version.startswith(_extra(extra)[dist]), (dist, version)
 
 
 def test_the_cpu_image_pins_the_cuda_runtime() -> None:

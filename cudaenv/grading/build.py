@@ -1,7 +1,8 @@
 """The build stage in one place, walked forward: the grading sandbox, its environment, then
-:func:`prepare`: write the workspace, key the build, restore an identical build from the
-build cache (under the key's lock), else build (through the compiler cache where it applies)
-and store the result.
+:func:`prepare`: write the workspace, check the toolchain has every library the problem needs
+(:mod:`cudaenv.grading.toolchain_gaps`: a missing one is infrastructure), key the build,
+restore an identical build from the build cache (under the key's lock), else build (through
+the compiler cache where it applies) and store the result.
 
 Why one module: a grade and the baseline-only pass (:mod:`cudaenv.grading.baseline_pass`)
 build the same way, and whether the compiler cache is safe to use is decided here once (the
@@ -17,11 +18,13 @@ from typing import Any
 from cudaenv.errors import SandboxError
 from cudaenv.grading import ccache
 from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
-from cudaenv.grading.stages import MIN_BUILD_TIMEOUT_S, run_stage
+from cudaenv.grading.stages import MIN_BUILD_TIMEOUT_S, StageInfrastructureFault, run_stage
+from cudaenv.grading.toolchain_gaps import gap, problem_texts
 from cudaenv.grading.verdict import StageResult
+from cudaenv.libraries import build_allowance_s
 from cudaenv.problems.model import Problem, SourceFile
 from cudaenv.sandbox import Sandbox, make_sandbox
-from cudaenv.toolkit import check_build_headers
+from cudaenv.toolkit import check_build_headers, missing_libraries
 
 SandboxFactory = Callable[[], Sandbox]
 
@@ -62,6 +65,8 @@ def prepare(
         return StageResult(status="skipped", reason="no build command")
     if sandbox.toolchain_id == "host":  # the host's toolkit and wheels: headers must match
         check_build_headers(problem.build_command)
+        if why := missing_libraries(problem.build_command, problem_texts(problem)):
+            raise StageInfrastructureFault(why)  # no solution could build here
     key = build_key(files, problem.build_command, problem.problem_type, sandbox.toolchain_id)
     if cache is not None and (hit := _restored(cache, key, sandbox)) is not None:
         return hit
@@ -74,6 +79,8 @@ def prepare(
             # they are written back from the problem, and the build is not kept
             why = f"tampering: the build rewrote protected files {rewritten[:5]}"
             return stage.model_copy(update={"status": "failed", "reason": why})
+        if stage.status == "failed" and (why := gap(sandbox, env, stage.output_tail, problem)):
+            raise StageInfrastructureFault(why)  # a library the problem needs is not here
         if cache is not None:
             cache.put(key, stage, sandbox, {f.path for f in files})
     return stage
@@ -115,8 +122,10 @@ def _build(
     timeout: float,
     compiler_cache: bool,
 ) -> StageResult:
-    """Run the build command in ``sandbox``, or through the compiler cache where it applies."""
-    timeout = max(timeout, MIN_BUILD_TIMEOUT_S)
+    """Run the build command in ``sandbox``, or through the compiler cache where it applies;
+    heavy libraries (the cudnn-frontend's templates) get their build allowance on top."""
+    extra = build_allowance_s(problem.build_command, [f.content for f in files])
+    timeout = max(timeout, MIN_BUILD_TIMEOUT_S) + extra
     if compiler_cache and (stage := _cached_build(sandbox, problem, files, env, timeout)):
         return stage
     return run_stage(sandbox, problem.build_command or "", timeout=timeout, env=env)[0]

@@ -26,6 +26,7 @@ from pydantic import (
 from cudaenv.problems.paths import check_relative_path, check_unique
 from cudaenv.problems.policy import STRICT, GradingPolicy, coerce_policy, policy_record
 from cudaenv.problems.repo_model import RepoSpec
+from cudaenv.problems.python_runtimes import needs_real_gpu
 
 #: "repository": a whole repository at a base commit, solved by a diff (``repository``)
 ProblemType = Literal["cuda_cpp", "cuda_python", "repository"]
@@ -315,9 +316,11 @@ class Problem(BaseModel):
     @property
     def needs_gpu(self) -> bool:
         """cuda_cpp tests need a GPU unless ``metadata.requires_gpu`` is false (CPU-only
-        fixtures); cuda_python tests fall back to numba-cuda's simulator."""
+        fixtures); cuda_python tests fall back to numba-cuda's simulator, unless they import a
+        runtime that has none (cuTile, torch: :mod:`cudaenv.problems.python_runtimes`)."""
         if self.problem_type == "cuda_python":
-            return False
+            files = (*self.test_files, *self.context_files)
+            return needs_real_gpu((f.path, f.content) for f in files)
         return bool(getattr(self.metadata, "requires_gpu", True))
 
     @property

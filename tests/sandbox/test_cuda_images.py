@@ -8,7 +8,9 @@ compiling, bundled CUDA problems' reference solutions grade in the image (compil
 skipped without a GPU; passed with one), the cublas problems too where the image has cuBLAS
 (a local base adds it from the nvidia-cublas wheel and names its version in the label
 org.cudaenv.cuda-base.cublas), NVRTC links, loads and compiles where the image has it (likewise
-from the nvidia-cuda-nvrtc wheel, label org.cudaenv.cuda-base.nvrtc), and the agent CLIs are there at their pinned versions.
+from the nvidia-cuda-nvrtc wheel, label org.cudaenv.cuda-base.nvrtc), our per-group library
+fixtures build (cuFFT ... cuDNN from their wheels, label org.cudaenv.cuda-base.libs; -lcuda
+through a stub), and the agent CLIs are there at their pinned versions.
 Skipped when the images are missing: too heavy to build in CI.
 """
 
@@ -46,6 +48,18 @@ CUBLAS_PROBLEMS = [
 CUBLAS_LABEL = "org.cudaenv.cuda-base.cublas"
 # The same for NVRTC (nvidia-cuda-nvrtc), which libcublasLt also dlopens at run time.
 NVRTC_LABEL = "org.cudaenv.cuda-base.nvrtc"
+# The other libraries' wheels the local base laid out (name==version, space-separated; "" none).
+LIBS_LABEL = "org.cudaenv.cuda-base.libs"
+# Our per-group fixtures (tests/data/computeeval_groups/) that link a library beyond cuBLAS;
+# the nvrtc one links -lcuda through the image's libcuda stub.
+LIBRARY_FIXTURES = [
+    "cudnn-frontend-relu",
+    "mathlibs-cufft-forward",
+    "mathlibs-curand-uniform",
+    "mathlibs-cusolver-cholesky",
+    "mathlibs-cusparse-spmv",
+    "runtime-nvrtc-driver",
+]
 
 # Headers, the link-time name and the loader: prints the library's version, no GPU needed.
 CUBLAS_VERSION_CHECK = textwrap.dedent(
@@ -280,6 +294,53 @@ def test_nvrtc_links_loads_and_compiles(eval_box: DockerSandbox, nvrtc_version: 
     assert not any("not found" in line for line in ldd), res.stdout
     if nvrtc_version not in (None, "toolkit"):
         assert f"{nvrtc_version}.".startswith(f"{loaded}."), (loaded, nvrtc_version)
+
+
+@pytest.mark.parametrize("fixture", LIBRARY_FIXTURES)
+def test_library_fixture_builds_and_links_in_the_image(
+    eval_labels: dict[str, str], fixture: str, tmp_path
+) -> None:
+    """cuFFT, cuRAND, cuSPARSE, cuSOLVER, cuDNN with the cudnn-frontend headers, NVRTC with the
+    driver API: each fixture's known-good solution builds with the problem's own command in
+    the image (compiled; the static rules' verdict on it is not this test's business)."""
+    from cudaenv.problems import load_suite
+    from tests.grading.computeeval_fixtures import FIXTURES, write_pack
+
+    if eval_labels.get(LIBS_LABEL) == "":
+        pytest.skip(f"{EVAL_IMAGE} was built without the libraries (label {LIBS_LABEL}='')")
+    suite = load_suite(str(write_pack(tmp_path / "fixture.tar.gz", [FIXTURES / fixture])))
+    problem = suite[suite.ids[0]]
+    verdict = cudaenv.grade(
+        problem,
+        problem.baseline_solution,
+        sandbox="docker",
+        sandbox_options={"image": EVAL_IMAGE},
+        build_cache=False,
+    )
+    assert verdict.compiled is True and verdict.stages["build"].status == "ok", verdict
+
+
+def test_a_library_missing_from_the_image_is_infrastructure(
+    eval_labels: dict[str, str], tmp_path
+) -> None:
+    """The image's linker cannot find a library the problem links: infrastructure, confirmed
+    by a probe build in the container (no host-side discovery sees into an image)."""
+    from cudaenv.problems import load_suite
+    from tests.conftest import write_problem
+    from tests.grading.test_toolchain_gaps import HEADER, SOLUTION, TEST
+
+    build = "nvcc -I include -o test.out solution.cu test/*.cu -lcudaenv_absent_library"
+    files = {"context/include/twice.h": HEADER, "test/test_main.cu": TEST}
+    problem = load_suite(write_problem(tmp_path, "gap", spec={"build_command": build}, files=files))
+    verdict = cudaenv.grade(
+        problem["gap"],
+        {"solution.cu": SOLUTION},
+        sandbox="docker",
+        sandbox_options={"image": EVAL_IMAGE},
+        build_cache=False,
+    )
+    assert verdict.failure == "infrastructure", verdict
+    assert "-lcudaenv_absent_library" in verdict.reason
 
 
 @pytest.mark.parametrize("name", ["claude-code", "opencode"])
