@@ -189,6 +189,7 @@ LIBC = frozenset(
 LIBRARY_PREFIX = {
     "cublas": "cublas", "cublasLt": "cublasLt", "cufft": "cufft", "curand": "curand",
     "cusparse": "cusparse", "cusolver": "cusolver", "nvToolsExt": "nvtx", "nvJitLink": "nvJitLink",
+    "nvrtc": "nvrtc", "cudnn": "cudnn", "cuda": "cu",  # -lcuda: the driver API (cuInit, ...)
 }  # fmt: skip
 #: outermost scopes of the C++ runtime, judged on the demangled name: the ABI's abbreviations
 #: (``_ZNSaIcEC1Ev`` is ``std::allocator<char>::allocator()``) are std:: like any other spelling

@@ -25,8 +25,8 @@ from pydantic import (
 
 from cudaenv.problems.paths import check_relative_path, check_unique
 from cudaenv.problems.policy import STRICT, GradingPolicy, coerce_policy, policy_record
-from cudaenv.problems.repo_model import RepoSpec
 from cudaenv.problems.python_runtimes import needs_real_gpu
+from cudaenv.problems.repo_model import RepoSpec
 
 #: "repository": a whole repository at a base commit, solved by a diff (``repository``)
 ProblemType = Literal["cuda_cpp", "cuda_python", "repository"]

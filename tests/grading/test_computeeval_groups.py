@@ -37,10 +37,7 @@ CPP = {
 CUTILE = "fixture-cutile-vector-add"
 #: fixtures whose known-good solution the static rules still refuse (the `cepolicy` half of
 #: issue 28); strict, so the day the rules are fixed these marks must go
-BLOCKED_BY_RULES = {
-    "fixture-runtime-nvrtc-driver": "symbol allow-list: nvrtc*/cu* driver calls, std::allocator",
-    CUTILE: "Python rules: imports of cuda.tile and torch",
-}
+BLOCKED_BY_RULES: dict[str, str] = {}  # known-good fixtures a rule still refuses (none now)
 
 
 def _skip_without(names: list[str]) -> None:
@@ -111,7 +108,6 @@ def test_the_known_good_solution_grades_compiled_gpu_stages_not_run(
     assert v.stages["test"].status == "skipped" and v.stages["test"].reason == "no GPU"
 
 
-@pytest.mark.xfail(reason=BLOCKED_BY_RULES[CUTILE], strict=True)
 def test_the_known_good_cutile_solution_passes_static_checks_and_is_not_run(suite) -> None:
     problem = suite[CUTILE]
     v = cudaenv.grade(problem, problem.baseline_solution, build_cache=False)

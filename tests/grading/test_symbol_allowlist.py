@@ -55,6 +55,12 @@ def test_linked_libraries_come_from_the_build_command() -> None:
     assert linked_libraries("nvcc -o t s.cu -lcublas -l cufft") == ("cublas", "cufft")
     assert linked_libraries("g++ -o t s.cpp -lm -lpthread") == ()
     assert linked_libraries(None) == ()
+    # NVRTC, the driver API and cuDNN (ComputeEval's runtime and cudnn groups link them)
+    libs = linked_libraries("nvcc -o t s.cu -lnvrtc -lcuda -lcudnn")
+    assert libs == ("cu", "cudnn", "nvrtc")
+    allow = allowlist_for("nvcc -o t s.cu -lnvrtc -lcuda", [])
+    assert allow.allows("cuLaunchKernel") and allow.allows("nvrtcCompileProgram")
+    assert not allowlist_for("nvcc -o t s.cu", []).allows("cuLaunchKernel")
 
 
 def test_a_symbol_on_no_deny_list_fails_the_allow_list() -> None:
