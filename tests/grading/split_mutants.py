@@ -45,7 +45,7 @@ class Run:
         self.inputs = cases(self.folder)
         self.verifies = 0
 
-    def _folder(self, names: dict[str, str]) -> Path:
+    def subset(self, names: dict[str, str]) -> Path:
         """An inputs folder whose manifest holds ``names`` (new name -> the case copied)."""
         self.verifies += 1
         folder = self.root / f"subset-{self.verifies}"
@@ -57,7 +57,7 @@ class Run:
 
     def verify(self, outputs: dict[str, Outputs]) -> dict:
         """The decision on ``outputs`` (case -> arrays), for those cases alone."""
-        folder = self._folder({c: c for c in outputs})
+        folder = self.subset({c: c for c in outputs})
         root = _write(self.root / f"out-{self.verifies}", outputs)
         return self.box.verify("test", self.seed, folder, root)
 
@@ -73,7 +73,7 @@ class Run:
             if mutate is not None:
                 mutate(out, self.inputs[case])
             outputs[f"{case}.{kind}"] = out
-        folder = self._folder({name: case for name in outputs})
+        folder = self.subset({name: case for name in outputs})
         root = _write(self.root / f"out-{self.verifies}", outputs)
         report = self.box.verify("test", self.seed, folder, root)
         found: dict[str, list[str]] = {kind: [] for kind in ("right", *mutations)}
