@@ -120,3 +120,30 @@ def perf_checked(
     bad = box.verify("perf", seed, folder, _write(tmp_path / "bad", {"perf": outs}))
     assert bad["passed"] is False and len(bad["failures"]) == 1, bad
     assert bad["failures"][0].startswith(f"perf: {expected}"), bad
+
+
+# the cuBLAS runners' handle settings (pointer mode, math mode, 1 if the stream is the default)
+DEFAULT_SETTINGS = np.array([0, 0, 1], dtype=np.int32)  # host pointers, default math, null
+SETTINGS = "the handle's (pointer mode, math mode, default stream)"  # how a failure names them
+
+
+def settings() -> dict[str, np.ndarray]:
+    """A cuBLAS runner's settings outputs for a call that left the handle as it found it."""
+    return {"settings_before": DEFAULT_SETTINGS.copy(), "settings_after": DEFAULT_SETTINGS.copy()}
+
+
+def settings_changed(out: Outputs, case: dict[str, np.ndarray]) -> None:
+    """A mutation: the call left the handle in device pointer mode."""
+    out["settings_after"][0] = 1  # type: ignore[index]
+
+
+def tf32(a: np.ndarray) -> np.ndarray:
+    """``a`` rounded to TF32 (10 mantissa bits), as tensor-op math reads float32 operands."""
+    bits = a.astype(np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def off(want: float, tol: float, by: float) -> np.float32:
+    """A float32 ``by`` tolerances from ``want``. Rounding moves it by under 0.25 tol where the
+    tolerance is at least four float32 ulps of the value (every cuBLAS bound here is)."""
+    return np.float32(want + by * tol)

@@ -37,7 +37,7 @@ PRELUDE = '#include "cuemu_split.h"\n'
 # the test cases each problem runs on cuemu (the larger ones are GPU-sized)
 SMALL = {
     "cub-device-scan": ["empty", "single", "two-huge", "small", "tile-plus-one", "all-zeros"],
-    "cub-radix-sort-pairs": ["empty", "single", "two", "all-equal-zero", "few-distinct"],
+    "cub-radix-sort-pairs": ["empty", "single", "two", "all-equal-zero", "few-distinct", "hundred"],
     "cub-segmented-reduce": [
         "no-segments",
         "one-empty-segment",
@@ -45,7 +45,7 @@ SMALL = {
         "small-segments",
         "three-huge-offset-start",
     ],
-    "thrust-sort-by-key": ["empty", "single", "two", "all-equal", "sixteen-cells"],
+    "thrust-sort-by-key": ["empty", "single", "two", "all-equal", "sixteen-cells", "as-many-cells"],
     "thrust-transform-reduce": ["empty", "single", "two", "small", "small-spread", "large-mean"],
     "thrust-unique-count": [
         "empty",
