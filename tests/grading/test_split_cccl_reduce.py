@@ -56,7 +56,7 @@ def test_scan_cases_cover_the_edges_and_are_fresh_per_seed(scan: Run) -> None:
     assert not np.array_equal(other["small"]["x"], scan.inputs["small"]["x"])
 
 
-def test_scan_independent_answerpasses(scan: Run) -> None:
+def test_scan_independent_answer_passes(scan: Run) -> None:
     passes(scan, lambda c: {"out": _scan(c["x"], int(c["n"]), int(c["guard"]))})
 
 
@@ -160,7 +160,7 @@ def test_segmented_cases_cover_the_edges(segmented: Run) -> None:
     assert len(inputs["million-tiny"]["offsets"]) == (1 << 20) + 1
 
 
-def test_segmented_independent_answerpasses(segmented: Run) -> None:
+def test_segmented_independent_answer_passes(segmented: Run) -> None:
     passes(segmented, lambda c: {"out": _maxima(c["vals"], c["offsets"], int(c["guard"]))})
 
 
@@ -273,7 +273,7 @@ def moments(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return _run("thrust-transform-reduce", tmp_path_factory)
 
 
-def test_moments_independent_answerpasses(moments: Run) -> None:
+def test_moments_independent_answer_passes(moments: Run) -> None:
     big = moments.inputs["large-mean"]["x"][:-1]
     assert abs(big.mean() - 1000) < 0.01 and 0.4 < big.std() < 0.6
     assert moments.inputs["odd-large"]["x"][-1] == np.float32(1e30)  # poison past the values

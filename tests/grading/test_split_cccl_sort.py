@@ -50,7 +50,7 @@ def radix(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return _run("cub-radix-sort-pairs", tmp_path_factory)
 
 
-def test_radix_independent_answerpasses(radix: Run) -> None:
+def test_radix_independent_answer_passes(radix: Run) -> None:
     c = radix.inputs["all-equal-zero"]
     assert not np.signbit(c["scores"][:-1]).any() and (c["scores"][:-1] == 0).all()
     assert c["scores"][-1:].view(np.uint32)[0] == 0x7F7F7F7F  # the sentinel past the pairs
@@ -145,7 +145,7 @@ def sort_by_key(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return _run("thrust-sort-by-key", tmp_path_factory)
 
 
-def test_sort_by_key_independent_answerpasses(sort_by_key: Run) -> None:
+def test_sort_by_key_independent_answer_passes(sort_by_key: Run) -> None:
     assert (sort_by_key.inputs["all-equal"]["cell"][:-1] == 0).all()
     passes(sort_by_key, lambda c: _sorted_pairs(c["cell"], c["id"], int(c["n"])))
 
@@ -242,7 +242,7 @@ def test_unique_cases_cover_the_edges(unique: Run) -> None:
     assert all(sentinel not in c["values"][:-1] for c in inputs.values())
 
 
-def test_unique_independent_answerpasses(unique: Run) -> None:
+def test_unique_independent_answer_passes(unique: Run) -> None:
     passes(unique, lambda c: _distinct(c["values"], int(c["n"])))
 
 

@@ -87,8 +87,9 @@ def cases(stage, rng):
     made.insert(1, ("one-empty-segment", np.full(6, POISON), np.array([3, 3])))
     one = rng.integers(-8000, 8000, endpoint=True) / 8
     made.insert(2, ("one-element", np.array([one, POISON]), np.array([0, 1])))
+    guarded = {"guard": np.int32(GUARD)}
     return [
-        Case(name, {"vals": v.astype(np.float32), "offsets": o.astype(np.int32), "guard": np.int32(GUARD)})
+        Case(name, {"vals": v.astype(np.float32), "offsets": o.astype(np.int32), **guarded})
         for name, v, o in made
     ]
 
