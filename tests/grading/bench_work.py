@@ -39,7 +39,7 @@ def work(dtype: str, flops: int = 0, host_bytes: int = 0, **traffic: int) -> dic
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """The harnesses' 32-bit hash (``mix`` in cub-segmented-reduce's test_main.cu)."""
+    """The harnesses' 32-bit hash (``mix`` in cub-segmented-reduce's check/check.py)."""
     x = x ^ (x >> np.uint32(16))
     x = x * np.uint32(0x7FEB352D)
     x = x ^ (x >> np.uint32(15))
@@ -49,7 +49,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 def segmented_values(segs: int, seed: int) -> int:
     """How many values cub-segmented-reduce's perf problem ``seed`` puts in its segments:
-    ``make_problem(segs, 64, 10000, 1 << 20, 0, seed)`` regenerated."""
+    its checker's ``hashed_lengths(segs, 64, 10000, 1 << 20, seed)`` regenerated."""
     max_small, huge_every, huge_min = 64, 10000, 1 << 20
     with np.errstate(over="ignore"):
         h = _mix(np.arange(segs, dtype=np.uint32) * np.uint32(2654435761) ^ np.uint32(seed))

@@ -88,7 +88,13 @@ def _perf_body(text: str) -> str:
 
 
 def test_every_benchmark_harness_is_covered() -> None:
-    assert len(HARNESSES) >= 20
+    """Every benchmarked cuda_cpp problem is either split (no seed reaches its runner) or
+    found here (the count falls as the bundled harnesses are split)."""
+    benchmarked = {
+        p.task_id for p in load_suite("builtin") if p.problem_type == "cuda_cpp" and p.has_benchmark
+    }
+    split = {p.task_id for p in load_suite("builtin") if p.split}
+    assert HARNESSES.keys() == benchmarked - split
     assert {c.task_id for c in CASES} <= HARNESSES.keys()
 
 

@@ -1,0 +1,62 @@
+// cublas-axpy-dot's runner: calls axpy_dot on the checker's cases and writes y, x (as the call
+// left them), the returned dot and the handle's settings out. It decides nothing:
+// check/check.py, in a sandbox of its own, draws the inputs and compares.
+#include <cstdint>
+#include <vector>
+#include <cublas_v2.h>
+#include "axpy_dot.h"
+#include "cudaenv_runner.h"
+
+using cudaenv::Case;
+using cudaenv::DeviceArray;
+
+static void cublas_check(cublasStatus_t s, const char* what) {
+    if (s != CUBLAS_STATUS_SUCCESS) throw cudaenv::CaseError("%s: cuBLAS status %d", what, (int)s);
+}
+
+// One handle for the whole run, as a caller would keep it.
+static cublasHandle_t handle() {
+    static cublasHandle_t h = [] {
+        cublasHandle_t made = nullptr;
+        cublas_check(cublasCreate(&made), "cublasCreate");
+        return made;
+    }();
+    return h;
+}
+
+// The settings the prompt says to leave as found: pointer mode, math mode, and whether the
+// handle's stream is still the default one.
+static std::vector<int32_t> settings(cublasHandle_t h) {
+    cublasPointerMode_t pointer;
+    cublasMath_t math;
+    cudaStream_t stream;
+    cublas_check(cublasGetPointerMode(h, &pointer), "cublasGetPointerMode");
+    cublas_check(cublasGetMathMode(h, &math), "cublasGetMathMode");
+    cublas_check(cublasGetStream(h, &stream), "cublasGetStream");
+    return {(int32_t)pointer, (int32_t)math, stream == nullptr ? 1 : 0};
+}
+
+// One call on the first n elements of x and y; both hold `guard` poisoned elements after them.
+static void test_case(Case& c) {
+    const int n = c.scalar<int32_t>("n");
+    const float a = c.scalar<float>("a");
+    cublasHandle_t h = handle();
+    DeviceArray<float> x(c.input<float>("x")), y(c.input<float>("y"));
+    cudaenv::check(cudaDeviceSynchronize(), "upload");
+    c.output("settings_before", settings(h));
+    float dot = -1.0f;
+    {
+        cudaenv::Call call(n > 0);  // on a GPU the grader checks that kernels ran in here
+        dot = axpy_dot(h, n, a, x.get(), y.get());
+    }
+    cudaenv::check(cudaGetLastError(), "axpy_dot");
+    // y must be final when the function returns: no synchronization of ours before the copy
+    // (cudaMemcpy orders after the default stream's work)
+    c.output("y", y.download(y.size()));
+    c.output("x", x.download(x.size()));
+    cudaenv::sync("axpy_dot");
+    c.output_scalar("dot", dot);
+    c.output("settings_after", settings(h));
+}
+
+int main(int argc, char** argv) { return cudaenv::run(argc, argv, test_case); }
