@@ -174,6 +174,9 @@ class _Grading:
         if self.gpu is not None and not box.gpu_access:  # e.g. a container without --gpus
             self.gpu = None
             v.gpu = None
+        if p.split and (self.gpu is not None or not p.needs_gpu):  # the device is known now
+            self.checker = Checker(p, self.sandbox, self.env, self.timeout)
+            self.checker.prefetch("test")  # the checker's sandbox and inputs, during the build
         keep = keep_env(p.build_command, self.env(box))  # nvcc -keep: static_cpp reads it
         build = guarded(
             box, "build", p.build_command or "", self.env(box), lambda: self.build(box, keep)
@@ -194,8 +197,6 @@ class _Grading:
             v.reason = "compiled; GPU stages skipped (no GPU)"
             return v
         self.snapshot = Snapshot.take(box, {f.path for f in self.files.all})
-        if p.split:  # created here: the device (simulator or not) is known now
-            self.checker = Checker(p, self.sandbox, self.env, self.timeout)
         test, tampered = self.run_test(box)
         if self.gpu is None and p.problem_type == "cuda_python":
             test = test.model_copy(
@@ -398,6 +399,8 @@ class _Grading:
         assess(v, p, device.name)  # speed of light, physics floor (a device the table knows)
 
     def close(self) -> None:
+        if self.checker is not None:
+            self.checker.wait()  # a draw still running uses its sandbox
         for box in self.sandboxes:
             with contextlib.suppress(Exception):
                 box.close()
