@@ -140,3 +140,26 @@ def run(binary: Path, inputs: Path, io: Path, *, perf: bool = False, timeout: fl
     except subprocess.TimeoutExpired:
         return Ran(124, "timed out", io / "out")
     return Ran(done.returncode, done.stdout + done.stderr, io / "out")
+
+
+class SmallPerf:
+    """A perf case drawn by the checker's own ``perf_case`` at a small size, and its checker:
+    the benchmark's outputs checked in seconds (every timed call's, as at full size)."""
+
+    def __init__(self, problem: Problem, root: Path, draw) -> None:
+        case = draw(check_module(problem, root / "module"), np.random.default_rng(11))
+        self.inputs: dict[str, np.ndarray] = dict(case.inputs)
+        self.folder = write_case(root / "perf-in", case)
+        self.box, self.root = CheckerDir(problem, root / "check"), root
+
+    def decide(self, outputs: dict[str, np.ndarray], name: str) -> dict:
+        return self.box.verify(
+            "perf", SEED, self.folder, write_outputs(self.root / name, {"perf": outputs})
+        )
+
+
+def rejected(split: SplitRun, outputs: Outputs, root: Path, only: list[str]) -> str:
+    """The one failure the checker reports for ``outputs`` (exactly one is expected)."""
+    failures = split.failures(outputs, root, only)
+    assert len(failures) == 1, failures
+    return failures[0]
