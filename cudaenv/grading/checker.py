@@ -14,6 +14,11 @@ Per run of the solution (the test run, each sanitizer tool, each benchmark round
 5. ``verify`` in the checker's sandbox compares every output with its own reference;
    :meth:`Checker.judge` makes the stage ``ok`` only if the runner exited 0 and it passed.
 
+The checker's sandbox and the test run's inputs are drawn while the solution builds
+(:meth:`Checker.prefetch`: neither needs a solution file), so only ``verify`` (a Python start
+and the comparison, about 0.2 CPU seconds for a small problem) and the file copies lengthen
+a grading.
+
 Why this closes the completion-token families (a solution that steals the secret, exits 0 from
 a constructor, or interposes ``memcmp`` in the harness): no secret exists in the solution's
 process, and nothing in it decides. The checker's sandbox is a fresh one from the grading
