@@ -76,6 +76,7 @@ struct Runtime {
     dim3 block_idx, block_dim, grid_dim;
     const std::function<void()>* body = nullptr;
     std::vector<uint64_t> lanes;  // shuffle slots, one per thread of the block
+    std::vector<char> dyn_smem;   // the launch's dynamic shared memory (extern __shared__)
     int last_error = 0;
 };
 inline Runtime rt;
@@ -154,13 +155,18 @@ inline void run_block() {
     }
 }
 
-inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
+inline void launch(dim3 grid, dim3 block, const std::function<void()>& body, size_t smem = 0) {
     const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
     if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 ||
         grid.z == 0 || grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u) {
         rt.last_error = 9;  // cudaErrorInvalidConfiguration
         return;
     }
+    if (smem > 48 * 1024) {  // more needs cudaFuncSetAttribute on a GPU
+        rt.last_error = 1;   // cudaErrorInvalidValue
+        return;
+    }
+    rt.dyn_smem.assign(smem ? smem : 1, (char)0xA5);  // shared memory starts as garbage
     rt.block_dim = block;
     rt.grid_dim = grid;
     rt.body = &body;
@@ -191,6 +197,18 @@ inline void warp_barrier() {
     yield_to_scheduler();
 }
 
+// The predicate of every live lane of the caller's warp, as a bit mask.
+inline unsigned ballot(bool pred) {
+    const int me = rt.cur->linear, base = me & ~31;
+    rt.lanes[me] = pred ? 1 : 0;
+    warp_barrier();
+    unsigned out = 0;
+    for (int i = 0; i < 32 && base + i < (int)rt.lanes.size(); ++i)
+        if (rt.fibers[base + i].state != DONE && rt.lanes[base + i]) out |= 1u << i;
+    warp_barrier();
+    return out;
+}
+
 template <class T> T shuffle(T v, int src_lane, bool in_range) {
     static_assert(sizeof(T) <= 8, "shuffle of a value wider than 8 bytes");
     uint64_t bits = 0;
@@ -214,6 +232,8 @@ template <class T> T shuffle(T v, int src_lane, bool in_range) {
 #define warpSize 32
 #define CUEMU_LAUNCH(kernel, grid, block, ...) \
     cuemu::launch(dim3(grid), dim3(block), [=]() { kernel(__VA_ARGS__); })
+#define CUEMU_LAUNCH_SMEM(kernel, grid, block, smem, ...) \
+    cuemu::launch(dim3(grid), dim3(block), [=]() { kernel(__VA_ARGS__); }, (size_t)(smem))
 
 inline void __syncthreads() { cuemu::block_barrier(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { cuemu::warp_barrier(); }
@@ -236,6 +256,11 @@ template <class T> T __shfl_sync(unsigned, T v, int src, int w = 32) {
     return cuemu::shuffle(v, seg + (src % w), true);
 }
 template <class T> T __ldg(const T* p) { return *p; }
+inline unsigned __ballot_sync(unsigned, int pred) { return cuemu::ballot(pred != 0); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
+};
 
 // Atomics: fibers never interleave inside one, so plain read-modify-writes are atomic.
 template <class T> T atomicAdd(T* p, T v) { T o = *p; *p = o + v; return o; }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -81,10 +82,27 @@ def rewrite_launches(src: str) -> str:
         out.append(src[pos:name_start])
         if "<" in name:  # the macro would split template arguments at their commas
             name = f"({name})"
-        out.append(f"CUEMU_LAUNCH({name}, ({cfg[0].strip()}), ({cfg[1].strip()}), {args})")
+        grid, block = cfg[0].strip(), cfg[1].strip()
+        if len(cfg) > 2:  # dynamic shared memory (a stream after it runs in order anyway)
+            smem = cfg[2].strip()
+            out.append(f"CUEMU_LAUNCH_SMEM({name}, ({grid}), ({block}), ({smem}), {args})")
+        else:
+            out.append(f"CUEMU_LAUNCH({name}, ({grid}), ({block}), {args})")
         pos = close
     out.append(src[pos:])
-    return "".join(out)
+    return EXTERN_SHARED.sub(_dynamic_shared, "".join(out))
+
+
+# `extern __shared__ T name[];`: the launch's dynamic shared memory, as a pointer
+EXTERN_SHARED = re.compile(
+    r"extern\s+__shared__\s+(?:__align__\(\s*\d+\s*\)\s+|alignas\(\s*\d+\s*\)\s+)?"
+    r"([A-Za-z_][\w:\s]*?)\s*\b(\w+)\s*\[\s*\]\s*;"
+)
+
+
+def _dynamic_shared(m: re.Match[str]) -> str:
+    kind, name = " ".join(m.group(1).split()), m.group(2)
+    return f"{kind}* {name} = reinterpret_cast<{kind}*>(cuemu::rt.dyn_smem.data());"
 
 
 @dataclass
@@ -106,15 +124,16 @@ def _cache() -> Path:
     return path
 
 
-def _compile(workdir: Path, source: str, headers: str) -> Path:
+def _compile(workdir: Path, source: str, headers: str, extra: tuple[str, ...] = ()) -> Path:
     """One translation unit to an object, cached by its text, the headers and the flags."""
     text = (workdir / source).read_text()
-    key = hashlib.sha256("\0".join([text, headers, *FLAGS]).encode()).hexdigest()[:32]
+    flags = [*FLAGS, *extra]
+    key = hashlib.sha256("\0".join([text, headers, *flags]).encode()).hexdigest()[:32]
     obj = _cache() / f"{key}.o"
     if not obj.exists():
         tmp = obj.with_suffix(f".{os.getpid()}.tmp")
         cmd = [
-            "g++", *FLAGS, "-I", str(HERE / "include"), "-I", str(workdir / "include"),
+            "g++", *flags, "-I", str(HERE / "include"), "-I", str(workdir / "include"),
             "-include", str(HERE / "cuemu.h"), "-c", "-o", str(tmp), str(workdir / source),
         ]  # fmt: skip
         subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600)
@@ -122,17 +141,20 @@ def _compile(workdir: Path, source: str, headers: str) -> Path:
     return obj
 
 
-def build(files: dict[str, str], workdir: Path, *, sources: list[str]) -> Path:
+def build(
+    files: dict[str, str], workdir: Path, *, sources: list[str], flags: tuple[str, ...] = ()
+) -> Path:
     """Write ``files`` (workspace paths) under ``workdir``, rewrite the ``.cu`` ones and link
     ``sources`` into ``workdir/test.out``; a failed build raises CalledProcessError. Objects
-    are cached, so the harness compiles once for all the solutions it is linked with."""
+    are cached, so the harness compiles once for all the solutions it is linked with.
+    ``flags`` go to every compile (``-D__CUDACC__`` gives a split runner its CUDA helpers)."""
     for rel, text in files.items():
         path = workdir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(rewrite_launches(text) if rel.endswith(".cu") else text)
     emu = "".join(p.read_text() for p in sorted(HERE.rglob("*.h")))
     headers = emu + "".join(t for r, t in sorted(files.items()) if r.endswith(".h"))
-    objects = [str(_compile(workdir, s, headers)) for s in sources]
+    objects = [str(_compile(workdir, s, headers, flags)) for s in sources]
     out = workdir / "test.out"
     subprocess.run(["g++", "-o", str(out), *objects], check=True, capture_output=True, text=True)
     return out
