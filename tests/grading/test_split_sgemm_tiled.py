@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cudaenv.grading.device_code import fixed_precision
 from cudaenv.problems import load_suite
 from tests.grading.split_emulated import Inputs, another_draw, check_module, guarded, small_perf
 from tests.grading.split_harness import CheckerDir, write_outputs
@@ -48,6 +49,12 @@ def test_the_cases_cover_the_edges_and_are_fresh_per_seed(run: Inputs, tmp_path:
     assert np.array_equal(ints, np.round(ints)) and np.abs(ints).max() <= 4
     other = another_draw(PROBLEM, tmp_path)
     assert not np.array_equal(other["3x5x7"]["A"], run.cases["3x5x7"]["A"])
+
+
+def test_the_split_harness_keeps_the_single_precision_rule() -> None:
+    """The runner's shared library names no half-precision header, so the problem's declared
+    fp32 work still makes narrower device code a violation (red team: precision-half-sgemm)."""
+    assert fixed_precision(PROBLEM) == "fp32"
 
 
 def test_an_independent_answer_passes_every_case(run: Inputs, tmp_path: Path) -> None:
