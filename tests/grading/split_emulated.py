@@ -2,13 +2,13 @@
 
 - :class:`Inputs`: the problem's checker and one run's inputs (``gen``); ``decide`` writes
   outputs a test computed (an independent answer, possibly mutated) and runs ``verify``.
-- :func:`build` and :func:`run`: the problem's runner (``test/runner.cu``), linked with a solution, is built for the CPU
-emulator (tests/families/cuemu) and run on inputs its checker drew, as the grader would run it
-(``CUDAENV_IO`` pointing at ``in/`` and ``out/``); the checker then decides on what it wrote.
-The emulator is far slower than a GPU, so a run may keep only some of the checker's cases
-(:meth:`Inputs.subset`), and :func:`small_perf` lays a perf case the checker's own
-``perf_case`` drew at a small size (the benchmark path end to end: warm-up, timed calls, every
-timed output checked by the same ``check``).
+- :func:`build` and :func:`run`: the problem's runner (``test/runner.cu``) linked with a
+  solution, built for the CPU emulator (tests/families/cuemu) and run on inputs the checker's
+  code drew, as the grader would run it (``CUDAENV_IO`` pointing at ``in/`` and ``out/``); the
+  checker then decides on what it wrote. The emulator is far slower than a GPU, so such a run
+  takes some of the test stage's cases (:func:`some_test_cases`) or a perf case the checker's
+  own ``perf_case`` drew at a small size (:func:`small_perf`: the benchmark path end to end,
+  warm-up, timed calls, every timed output checked by the same ``check``).
 
 The runner's device helpers (``DeviceArray``, ``sync``) exist only under ``__CUDACC__``: the
 build compiles the runner through a one-line unit that defines it first, so neither the runner
@@ -121,15 +121,33 @@ def another_draw(problem: Problem, root: Path) -> dict[str, object]:
     return {c.name: c for c in module.cases("test", np.random.default_rng(1))}
 
 
-def small_perf(folder: Path, case: object) -> Path:
-    """``folder`` laid as a perf run's inputs holding the one case ``case`` (a
-    ``cudaenv_check.Case`` the checker's ``perf_case`` drew)."""
-    name, inputs = case.name, case.inputs  # type: ignore[attr-defined]
-    (folder / name).mkdir(parents=True)
-    for key, arr in inputs.items():
-        np.save(folder / name / f"{key}.npy", arr, allow_pickle=False)
-    (folder / "manifest.txt").write_text(f"{name}\n")
+def lay(folder: Path, drawn: list[object]) -> Path:
+    """``folder`` laid as a run's inputs holding the cases ``drawn`` (``cudaenv_check.Case``
+    objects the checker's own code drew), in that order."""
+    for case in drawn:
+        name, inputs = case.name, case.inputs  # type: ignore[attr-defined]
+        (folder / name).mkdir(parents=True)
+        for key, arr in inputs.items():
+            np.save(folder / name / f"{key}.npy", arr, allow_pickle=False)
+    (folder / "manifest.txt").write_text("".join(f"{c.name}\n" for c in drawn))  # type: ignore[attr-defined]
     return folder
+
+
+def small_perf(folder: Path, case: object) -> Path:
+    """``folder`` laid as a perf run's inputs holding the one case ``case`` (the checker's
+    ``perf_case`` drew it at a small size)."""
+    return lay(folder, [case])
+
+
+def some_test_cases(problem: Problem, root: Path, names: list[str]) -> Path:
+    """The test stage's cases ``names`` as the checker's ``cases`` draws them, laid under
+    ``root/in`` (only those are written: the emulator runs the small ones, and the large
+    ones would cost seconds of disk for nothing)."""
+    module = check_module(problem, root / "module")
+    drawn = {c.name: c for c in module.cases("test", np.random.default_rng(SEED))}
+    missing = sorted(set(names) - set(drawn))
+    assert not missing, f"no such cases: {missing}"
+    return lay(root / "in", [drawn[n] for n in names])
 
 
 def build(problem: Problem, workdir: Path, solution: dict[str, str]) -> Path:

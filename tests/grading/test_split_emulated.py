@@ -21,7 +21,14 @@ from cudaenv.problems import load_suite
 from cudaenv.problems.model import Problem
 from tests.families.cuemu import emulate
 from tests.families.gate import compile_directly
-from tests.grading.split_emulated import SEED, Inputs, build, check_module, run, small_perf
+from tests.grading.split_emulated import (
+    SEED,
+    build,
+    check_module,
+    run,
+    small_perf,
+    some_test_cases,
+)
 from tests.grading.split_harness import CheckerDir
 
 SUITE = load_suite("builtin")
@@ -134,9 +141,11 @@ def test_reference_and_baseline_pass_and_the_nop_fails_emulated(
     task_id: str, tmp_path: Path
 ) -> None:
     problem = SUITE[task_id]
-    split = Inputs(problem, tmp_path / "check")
-    inputs = split.subset(PROBLEMS[task_id].cases)
-    _decide(problem, tmp_path, inputs, lambda out: split.verify(out, inputs), perf=False)
+    inputs = some_test_cases(problem, tmp_path / "drawn", PROBLEMS[task_id].cases)
+    box = CheckerDir(problem, tmp_path / "check")
+    _decide(
+        problem, tmp_path, inputs, lambda out: box.verify("test", SEED, inputs, out), perf=False
+    )
 
 
 @needs_emulator
