@@ -170,3 +170,32 @@ def test_the_runner_builds_with_nvcc_with_the_reference_and_the_baseline(
     """One nvcc with the build command's flags: the runner links with either solution, and
     not without one."""
     compile_directly(SUITE[task_id], tmp_path)
+
+
+BAD_LAUNCH = """#include "transpose.h"
+__global__ void copy(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i];
+}
+void transpose(const float* in, float* out, int rows, int cols) {
+    if (rows > 0 && cols > 0) copy<<<1, 2048>>>(in, out, rows * cols);  // over 1024 threads
+}
+"""
+
+
+@needs_emulator
+def test_a_launch_error_reaches_the_checker_as_the_cases_failure(tmp_path: Path) -> None:
+    """The runner turns the solution's CUDA error into the case's error.txt and goes on; the
+    checker fails the case with it (and the empty case, with nothing launched, passes)."""
+    problem = SUITE["transpose"]
+    inputs = some_test_cases(problem, tmp_path / "drawn", ["0x5", "31x33"])
+    ran = run(
+        build(problem, tmp_path / "bad", {"solution.cu": BAD_LAUNCH}), inputs, tmp_path / "io"
+    )
+    assert ran.rc == 0, ran.output
+    report = CheckerDir(problem, tmp_path / "check").verify("test", SEED, inputs, ran.outputs)
+    assert report["passed"] is False and len(report["failures"]) == 2, report
+    assert report["failures"][0] == (
+        "31x33: the runner reported an error: transpose: CUDA error invalid configuration argument"
+    )
+    assert report["failures"][1] == "31x33: out.npy is missing"
