@@ -1,0 +1,185 @@
+"""A split cuda-kernels problem tested without a GPU (tests/grading/test_split_*.py).
+
+- :class:`Inputs`: the problem's checker and one run's inputs (``gen``); ``decide`` writes
+  outputs a test computed (an independent answer, possibly mutated) and runs ``verify``.
+- :func:`build` and :func:`run`: the problem's runner (``test/runner.cu``) linked with a
+  solution, built for the CPU emulator (tests/families/cuemu) and run on inputs the checker's
+  code drew, as the grader would run it (``CUDAENV_IO`` pointing at ``in/`` and ``out/``); the
+  checker then decides on what it wrote. The emulator is far slower than a GPU, so such a run
+  takes some of the test stage's cases (:func:`some_test_cases`) or a perf case the checker's
+  own ``perf_case`` drew at a small size (:func:`small_perf`: the benchmark path end to end,
+  warm-up, timed calls, every timed output checked by the same ``check``).
+
+The runner's device helpers (``DeviceArray``, ``sync``) exist only under ``__CUDACC__``: the
+build compiles the runner through a one-line unit that defines it first, so neither the runner
+nor the emulator needs a change for it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from cudaenv.problems.model import Problem
+from tests.families.cuemu import emulate
+from tests.grading.split_harness import CheckerDir, cases, write_outputs
+
+SEED = 20_261_206
+#: the unit the emulator compiles instead of the runner: the runner with its CUDA helpers on
+RUNNER_UNIT = "cuemu_runner.cu"
+
+
+class Inputs:
+    """A problem's checker and the inputs of one of its runs (stage, seed)."""
+
+    def __init__(self, problem: Problem, root: Path, stage: str = "test", seed: int = SEED):
+        self.stage, self.seed = stage, seed
+        self.box = CheckerDir(problem, root)
+        self.folder = self.box.gen(stage, seed)
+        self.cases = cases(self.folder)
+
+    def subset(self, only: list[str] | None) -> Path:
+        """A folder of the run's inputs with only the cases ``only`` (all when None), in
+        their run order."""
+        if only is None:
+            return self.folder
+        missing = sorted(set(only) - set(self.cases))
+        assert not missing, f"no such cases: {missing}"
+        folder = self.folder.with_name(
+            f"{self.folder.name}-{len(list(self.folder.parent.iterdir()))}"
+        )
+        folder.mkdir()
+        (folder / "manifest.txt").write_text("".join(f"{c}\n" for c in only))
+        for c in only:
+            shutil.copytree(self.folder / c, folder / c)
+        return folder
+
+    def verify(self, outputs: Path, folder: Path | None = None) -> dict:
+        """The checker's decision on ``outputs`` for the cases in ``folder`` (default: all)."""
+        return self.box.verify(self.stage, self.seed, folder or self.folder, outputs)
+
+    def decide(self, outputs: Outputs, root: Path) -> dict:
+        """The checker's decision on arrays a test computed (written under ``root``), for the
+        cases they answer (in run order)."""
+        only = [c for c in self.cases if c in outputs]
+        folder = self.subset(only if len(only) < len(self.cases) else None)
+        return self.verify(write_outputs(root, outputs), folder)
+
+    def failures(self, outputs: Outputs, root: Path) -> list[str]:
+        """What the checker rejects in ``outputs`` (it must reject something)."""
+        report = self.decide(outputs, root)
+        assert report["passed"] is False and report["failures"], report
+        return report["failures"]
+
+
+Outputs = dict[str, dict[str, np.ndarray]]
+
+
+def poisoned(dtype: object, count: int) -> np.ndarray:
+    """``count`` elements of the runners' poison pattern (what a guard zone must still hold)."""
+    dt = np.dtype(dtype)
+    bits = {1: 0xA5, 2: 0x7E5D, 4: 0x7FC0DEAD, 8: 0x7FF8DEADDEADDEAD}[dt.itemsize]
+    return np.full(count, bits, dtype=f"<u{dt.itemsize}").view(dt)
+
+
+def guarded(values: np.ndarray, pad: int) -> np.ndarray:
+    """``values`` flattened, then ``pad`` poisoned elements (a runner's guarded output)."""
+    flat = np.asarray(values).reshape(-1)
+    return np.concatenate([flat, poisoned(flat.dtype, pad)])
+
+
+def check_module(problem: Problem, root: Path) -> ModuleType:
+    """The problem's ``check/check.py`` imported from a copy under ``root`` (its library
+    beside it): a test draws a perf case at a small size with the checker's own code."""
+    for f in problem.check_files:
+        (root / f.path).parent.mkdir(parents=True, exist_ok=True)
+        (root / f.path).write_text(f.content)
+    folder = str(root / "check")
+    sys.path.insert(0, folder)
+    try:
+        spec = importlib.util.spec_from_file_location(f"check_{root.name}", root / "check/check.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+    return module
+
+
+def another_draw(problem: Problem, root: Path) -> dict[str, object]:
+    """The test stage's cases as the checker's code draws them from another generator, by
+    name (a test compares them with a run's: the values are fresh per run)."""
+    module = check_module(problem, root)
+    return {c.name: c for c in module.cases("test", np.random.default_rng(1))}
+
+
+def lay(folder: Path, drawn: list[object]) -> Path:
+    """``folder`` laid as a run's inputs holding the cases ``drawn`` (``cudaenv_check.Case``
+    objects the checker's own code drew), in that order."""
+    for case in drawn:
+        name, inputs = case.name, case.inputs  # type: ignore[attr-defined]
+        (folder / name).mkdir(parents=True)
+        for key, arr in inputs.items():
+            np.save(folder / name / f"{key}.npy", arr, allow_pickle=False)
+    (folder / "manifest.txt").write_text("".join(f"{c.name}\n" for c in drawn))  # type: ignore[attr-defined]
+    return folder
+
+
+def small_perf(folder: Path, case: object) -> Path:
+    """``folder`` laid as a perf run's inputs holding the one case ``case`` (the checker's
+    ``perf_case`` drew it at a small size)."""
+    return lay(folder, [case])
+
+
+def some_test_cases(problem: Problem, root: Path, names: list[str]) -> Path:
+    """The test stage's cases ``names`` as the checker's ``cases`` draws them, laid under
+    ``root/in`` (only those are written: the emulator runs the small ones, and the large
+    ones would cost seconds of disk for nothing)."""
+    module = check_module(problem, root / "module")
+    drawn = {c.name: c for c in module.cases("test", np.random.default_rng(SEED))}
+    missing = sorted(set(names) - set(drawn))
+    assert not missing, f"no such cases: {missing}"
+    return lay(root / "in", [drawn[n] for n in names])
+
+
+def build(problem: Problem, workdir: Path, solution: dict[str, str]) -> Path:
+    """The problem's runner linked with ``solution`` (workspace paths), built for the CPU."""
+    files = {f.path: f.content for f in problem.context_files + problem.test_files}
+    runners = [f.path for f in problem.test_files if f.path.endswith(".cu")]
+    assert len(runners) == 1, runners
+    files[RUNNER_UNIT] = f'#define __CUDACC__ 1\n#include "{runners[0]}"\n'
+    sources = [*(p for p in solution if p.endswith(".cu")), RUNNER_UNIT]
+    return emulate.build({**files, **solution}, workdir, sources=sources)
+
+
+@dataclass
+class Ran:
+    rc: int
+    output: str
+    outputs: Path
+
+
+def run(binary: Path, inputs: Path, io: Path, *, perf: bool = False, timeout: float = 600) -> Ran:
+    """The runner on the inputs in ``inputs``, its outputs under ``io/out`` (no completion
+    token, no seed: the runner's environment holds only ``CUDAENV_IO``)."""
+    io.mkdir(parents=True)
+    shutil.copytree(inputs, io / "in")
+    (io / "out").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_")}
+    env["CUDAENV_IO"] = str(io)
+    args = [str(binary), *(["--perf"] if perf else [])]
+    try:
+        done = subprocess.run(
+            args, cwd=binary.parent, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return Ran(124, "timed out", io / "out")
+    return Ran(done.returncode, done.stdout + done.stderr, io / "out")
