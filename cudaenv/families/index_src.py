@@ -1,12 +1,10 @@
 """CUDA sources of the indexing family (gather rows, scatter-add rows, histogram): the
-references, the naive baselines, the mutants' bugs and the host references."""
+references, the naive baselines and the mutants' bugs."""
 
 from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Params
-
-BIN_WIDTH = 0.25  # histogram bins are [k/4, (k+1)/4): floor(4 x), exact in float
 
 
 def hist_type(p: Params) -> str:

@@ -1,6 +1,6 @@
 """CUDA sources of the matmul family: the reference (64x64 output tiles, 16-deep K tiles in
 shared memory, 4x4 outputs per thread, any transposes, the epilogue fused), the naive baseline
-(one thread per output) and the host reference (sampled entries for the benchmark)."""
+(one thread per output) and the mutants' bugs."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """CUDA sources of the scan family: the reference (tiles of 1024 elements, 4 per thread, scanned
 with warp shuffles; every row by one block with a carry, or one long array by
-reduce-then-scan over tile sums), the naive baseline and the host reference."""
+reduce-then-scan over tile sums), the naive baseline and the mutants' bugs."""
 
 from __future__ import annotations
 
