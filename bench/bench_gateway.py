@@ -5,9 +5,9 @@ non-streaming call and to a stream's time to first byte, and serve 64 concurrent
 without an error. The upstream is a small aiohttp server in its own process (fixed chat
 completion, and a 20-event stream whose first event is written at once); the gateway runs
 in another process, so the client, the gateway and the upstream do not share one GIL.
-Direct, gateway (TCP) and gateway via the sandbox path (forwarder -> Unix socket) calls are
-interleaved on kept-alive connections so that load from other processes hits all alike;
-"+gateway" is the median of the paired differences, and the gateway process's CPU time per
+Direct, gateway (TCP) and gateway via the sandbox path (forwarder -> the session's Unix
+socket) calls are interleaved on kept-alive connections so that load from other processes
+hits all alike; "+gateway" is the median of the paired differences, and the gateway process's CPU time per
 call (from /proc) is printed beside it: on a loaded machine the wall-clock figures mostly
 measure the scheduler, the CPU time less so.
 
@@ -92,8 +92,11 @@ def _gateway(upstream_port: int, sessions: int, queue: Any) -> None:
 
     with Gateway() as gw:
         up = Upstream(base_url=f"http://127.0.0.1:{upstream_port}/v1", api_key=KEY)
-        tokens = [gw.open_session(upstream=up).token for _ in range(sessions)]
-        queue.put((gw.port, str(gw.socket_path), tokens))
+        opened = [gw.open_session(upstream=up) for _ in range(sessions)]
+        # the sandbox path: a session's own socket where the gateway has them (the shared one
+        # before), so a side-by-side run against an older checkout measures what a CLI uses
+        sock = getattr(opened[0], "socket_path", None) or gw.socket_path
+        queue.put((gw.port, str(sock), [s.token for s in opened]))
         while True:
             time.sleep(3600)
 

@@ -1,9 +1,12 @@
 """Docker sandbox latencies, side by side in one run (medians, milliseconds).
 
 Why: the exec server and the warm pool exist only because ``docker exec`` and cold starts
-are slow; this shows by how much, on this machine. Needs dockerd and the test image.
+are slow; this shows by how much, on this machine. Needs dockerd and the test image. The pool
+rows are what a pool's caller waits for; a pool never lends a container twice, so the "back
+to back" row is bounded by how fast the engine starts containers.
 
     PYTHONPATH=. python bench/bench_sandbox_docker.py [--image cudaenv-sandbox-test:latest] [-n 100]
+    PYTHONPATH=. python bench/bench_sandbox_docker.py --pool-only [--pause-s 2]
 """
 
 from __future__ import annotations
@@ -30,14 +33,70 @@ def median_ms(fn: Callable[[], object], n: int, warmup: int = 3) -> tuple[float,
     return statistics.median(samples), samples[int(0.9 * (len(samples) - 1))]
 
 
+def _stats(samples: list[float]) -> tuple[float, float]:
+    samples = sorted(samples)
+    return statistics.median(samples), samples[int(0.9 * (len(samples) - 1))]
+
+
+def pool_rows(image: str, n: int, pause_s: float) -> list[tuple[str, int, tuple[float, float]]]:
+    """What a pool's caller waits for: acquire when the pool had time to refill (``pause_s``
+    after the last release), release, acquire right after a release, and a short episode
+    (acquire, 3 commands, release) back to back, which shows the pool's sustained rate."""
+    warm, release, hot, episode = [], [], [], []
+
+    def ms(start: float) -> float:
+        return (time.perf_counter() - start) * 1000
+
+    with DockerSandboxPool(image, size=2) as pool:
+        for i in range(n + 2):
+            time.sleep(pause_s)
+            start = time.perf_counter()
+            s = pool.acquire()
+            took = ms(start)
+            s.write_file("f.txt", "x")
+            s.exec("sleep 100 >/dev/null 2>&1 &", timeout=10)
+            start = time.perf_counter()
+            pool.release(s)
+            gave = ms(start)
+            start = time.perf_counter()
+            s = pool.acquire()
+            again = ms(start)
+            pool.release(s)
+            if i >= 2:
+                warm.append(took)
+                release.append(gave)
+                hot.append(again)
+        time.sleep(pause_s)
+        for i in range(n + 2):
+            start = time.perf_counter()
+            s = pool.acquire()
+            for _ in range(3):
+                s.exec("true", timeout=10)
+            pool.release(s)
+            if i >= 2:
+                episode.append(ms(start))
+    return [
+        (f"pool acquire, warm ({pause_s:g} s after a release)", len(warm), _stats(warm)),
+        ("pool release (what the caller waits for)", len(release), _stats(release)),
+        ("pool acquire right after a release", len(hot), _stats(hot)),
+        ("pool episode back to back (acquire, 3 execs, release)", len(episode), _stats(episode)),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--image", default="cudaenv-sandbox-test:latest")
     parser.add_argument("-n", type=int, default=100, help="samples for the exec rows")
+    parser.add_argument("--pause-s", type=float, default=1.5, help="pause before a warm acquire")
+    parser.add_argument("--pool-only", action="store_true", help="only the pool rows")
     args = parser.parse_args()
     n_slow = max(10, args.n // 5)
     client = docker_client()
     rows: list[tuple[str, int, tuple[float, float]]] = []
+    if args.pool_only:
+        rows += pool_rows(args.image, n_slow, args.pause_s)
+        _print(rows)
+        return
 
     with DockerSandbox(image=args.image) as sb:
         container = client.containers.get(sb.container_name)
@@ -79,26 +138,7 @@ def main() -> None:
             )
         )
 
-    with DockerSandboxPool(args.image, size=1) as pool:
-
-        def cycle() -> None:
-            s = pool.acquire()
-            s.write_file("f.txt", "x")
-            s.exec("sleep 100 >/dev/null 2>&1 &", timeout=10)
-            start = time.perf_counter()
-            pool.release(s)
-            resets.append((time.perf_counter() - start) * 1000)
-
-        resets: list[float] = []
-        median_ms(cycle, n_slow, warmup=2)
-        resets = resets[2:]
-        rows.append(
-            (
-                "pool release (reset)",
-                len(resets),
-                (statistics.median(resets), sorted(resets)[int(0.9 * (len(resets) - 1))]),
-            )
-        )
+    rows += pool_rows(args.image, n_slow, args.pause_s)
 
     def cold_run() -> None:
         c = client.containers.run(
@@ -116,6 +156,10 @@ def main() -> None:
         )
     )
 
+    _print(rows)
+
+
+def _print(rows: list[tuple[str, int, tuple[float, float]]]) -> None:
     width = max(len(r[0]) for r in rows)
     print(f"{'operation':<{width}}  {'n':>4}  {'median ms':>9}  {'p90 ms':>8}")
     for name, n, (med, p90) in rows:

@@ -17,6 +17,11 @@ Stages (``--stages``, default all, in this order):
   (``tests/families/test_gpu_gate.py``) on a sample of ``--families-sample`` (default 2) of
   its seeded 100, no problem started past the stage's cap; its rows land in
   ``DIR/gate/families-gpu-gate.jsonl`` as each problem finishes.
+- ``questions``: ``scripts/questions_gpu.py``, the reasoning questions' check: a sample of C++
+  exec-output kernels run and compared with the stored answers, the C++ race items under
+  racecheck; rows in ``DIR/gate/questions.jsonl``, what agreed in
+  ``DIR/questions_gpu_checked.json`` (copy it to ``cudaenv/questions/data/gpu_checked.json``
+  to let those questions ship as verified).
 
     python bench/gpu_gate.py --out DIR [--budget-s 540] [--stages validate,aa]
 
@@ -50,6 +55,7 @@ from cudaenv.toolkit import has_gpu
 ROOT = Path(__file__).resolve().parent.parent
 CAPS_S = {
     "gpu_tests": 190, "validate": 220, "optimize": 60, "sanitizer": 100, "aa": 110, "families": 60,
+    "questions": 50,
 }  # fmt: skip
 OPTIMIZE = ("fused-axpby", "reduce-sum", "cublas-sgemm-bias", "cub-device-scan", "py-vector-add")
 SANITIZED = ("fused-axpby", "reduce-sum", "transpose", "scan-inclusive", "histogram-256")
@@ -148,6 +154,16 @@ def _sol_row(problem: Problem, verdict: Any) -> dict[str, Any]:
     }
 
 
+def missing_sol(problem: Problem, row: dict[str, Any]) -> str | None:
+    """The gate's rule: every benchmarked problem gets a speed-of-light fraction (its
+    ``metadata.work`` on a device the table knows); a timed reference without one fails."""
+    if not problem.has_benchmark or row.get("sol_fraction") is not None:
+        return None
+    if sol.work_of(problem) is None:
+        return "benchmarked without metadata.work: no speed of light"
+    return "no speed-of-light fraction (device not in the peaks table, or the reference untimed)"
+
+
 def stage_validate(gate: Gate, cap: float, suite: list[Problem], workers: int, rounds: int):
     from cudaenv.grading.release_gate import validate_problem
     from cudaenv.sandbox.base import declare_workers
@@ -167,6 +183,8 @@ def stage_validate(gate: Gate, cap: float, suite: list[Problem], workers: int, r
             item = {"task_id": p.task_id, "ok": row.ok, "problem": row.problem}
             item |= {"speedup": row.speedup, **_sol_row(p, ref)}
             item["ok"] = item["ok"] and not item.get("sol_issues")
+            if why := missing_sol(p, item):
+                item["ok"], item["problem"] = False, "; ".join(filter(None, [item["problem"], why]))
         gate.record("validate", item)
         if not item["ok"]:
             bad.append(p.task_id)
@@ -311,6 +329,28 @@ def stage_families(gate: Gate, cap: float, sample: int) -> None:
     )  # fmt: skip
 
 
+def stage_questions(gate: Gate, cap: float) -> None:
+    """The reasoning questions' GPU check (its own script), within the cap."""
+    started = time.monotonic()
+    cmd = [sys.executable, "scripts/questions_gpu.py", "--out", str(gate.dir.parent),
+           "--budget-s", str(max(0.0, cap - 5))]  # fmt: skip
+    try:
+        res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=cap)
+        out, rc = res.stdout + res.stderr, res.returncode
+    except subprocess.TimeoutExpired as exc:
+        out, rc = f"{exc.stdout or ''}\n[timed out after {cap:.0f} s]", None
+    (gate.dir / "questions.txt").write_text(out if isinstance(out, str) else out.decode())
+    rows_path = gate.dir / "questions.jsonl"
+    rows = (
+        [json.loads(ln) for ln in rows_path.read_text().splitlines()] if rows_path.exists() else []
+    )
+    gate.finish(
+        "questions", rc == 0 and bool(rows), time.monotonic() - started, rc=rc, items=len(rows),
+        agreed=sum(r["ok"] is True for r in rows),
+        disagreed=[r["task_id"] for r in rows if r["ok"] is False],
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "gpu-gate-out")))
@@ -346,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
                 stage_sanitizer(gate, cap, by_id)
             elif stage == "aa":
                 stage_aa(gate, cap)
+            elif stage == "questions":
+                stage_questions(gate, cap)
             else:
                 stage_families(gate, cap, args.families_sample)
         except Exception as exc:  # one stage's crash must not lose the others' results

@@ -1,11 +1,17 @@
 """cudaenv: CUDA programming problems as Gymnasium environments for LLM agents.
 
 The import stays light: heavy parts (grading, environments, Docker, Ray) load on first use.
+
+This package is also the verifiers plugin for ``vf-eval cudaenv``: verifiers imports a
+taskset id as a module and takes the Taskset, Harness and Env classes its ``__all__``
+exports. Where verifiers is installed (``pip install 'cudaenv[verifiers]'``), ``__all__``
+names those three (:mod:`cudaenv.integrations.verifiers`); they load only when asked for.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -32,6 +38,9 @@ _LAZY: dict[str, str] = {
     "register_suite": "cudaenv.env.registration",
     "errors": "cudaenv.errors",
 }
+#: the verifiers plugin's classes (``vf-eval cudaenv``)
+_VERIFIERS = ("CudaHarness", "CudaTaskset", "CudaVfEnv")
+_LAZY.update(dict.fromkeys(_VERIFIERS, "cudaenv.integrations.verifiers"))
 
 __all__ = [
     "BatchedEnvs",
@@ -56,6 +65,8 @@ __all__ = [
     "register_suite",
     "rewards",
 ]
+if importlib.util.find_spec("verifiers") is not None:  # verifiers resolves `cudaenv` by these
+    __all__ += _VERIFIERS
 
 
 def _register_builtin() -> None:

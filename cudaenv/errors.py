@@ -101,7 +101,18 @@ class ModeError(CudaEnvError, ValueError):
 
 
 class AgentError(CudaEnvError, RuntimeError):
-    """An agent failed to run (model server unreachable, CLI missing)."""
+    """The agent failed: its model's output or its own setup (a request the model server
+    refused as malformed, a CLI that is not installed). Scored as the agent's failure."""
+
+
+class InfrastructureError(CudaEnvError, RuntimeError):
+    """Something other than the agent failed; the episode is not scored and is run again on
+    resume (:mod:`cudaenv.faults` says which errors are which)."""
+
+
+class ModelServerError(InfrastructureError):
+    """The model server or the model gateway failed: unreachable, timed out, or 5xx / 429 after
+    the client's retries, or gone mid-episode. Never the model's failure."""
 
 
 class MissingExtraError(CudaEnvError, ImportError):
@@ -111,3 +122,9 @@ class MissingExtraError(CudaEnvError, ImportError):
         super().__init__(
             f"{module!r} is not installed; install it with: pip install 'cudaenv[{extra}]'"
         )
+
+
+class TrajectoryPrefixError(CudaEnvError, ValueError):
+    """A trajectory cannot become one training sample: a turn's prompt does not extend the
+    previous turn's prompt and completion (the history was rewritten, or the chat template
+    renders a past reply differently), or its token data is missing."""

@@ -2,6 +2,8 @@
 # Build the CPU evaluation and agent images from the repository root, without a registry:
 #   cudaenv-eval-cpu:latest   docker/Dockerfile.eval-cpu  on cudaenv-base:bookworm
 #   cudaenv-agent-cpu:latest  docker/Dockerfile.agent-cpu on cudaenv-eval-cpu:latest
+#   cudaenv-repo-cpu:latest   docker/Dockerfile.repo-cpu  on cudaenv-eval-cpu:latest
+#                             (repository tasks: cmake, ninja, g++, git, ccache)
 # The base comes from docker/build-test-image.sh (run first when it is missing). Idempotent:
 # `docker build` reuses its layer cache, so a rerun with unchanged sources takes seconds and a
 # cudaenv source edit reinstalls only cudaenv itself. FORCE=1 rebuilds without the cache.
@@ -16,6 +18,7 @@ ROOT="$(cd "$HERE/.." && pwd)"
 BASE_IMAGE="${BASE_IMAGE:-cudaenv-base:bookworm}"
 EVAL_IMAGE="${EVAL_IMAGE:-cudaenv-eval-cpu:latest}"
 AGENT_IMAGE="${AGENT_IMAGE:-cudaenv-agent-cpu:latest}"
+REPO_IMAGE="${REPO_IMAGE:-cudaenv-repo-cpu:latest}"
 
 log() { echo "[build-images] $*" >&2; }
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
@@ -47,3 +50,4 @@ build() {  # build IMAGE DOCKERFILE BUILD_ARG...
 
 build "$EVAL_IMAGE" "$HERE/Dockerfile.eval-cpu" "BASE_IMAGE=$BASE_IMAGE"
 build "$AGENT_IMAGE" "$HERE/Dockerfile.agent-cpu" "EVAL_IMAGE=$EVAL_IMAGE"
+build "$REPO_IMAGE" "$HERE/Dockerfile.repo-cpu" "BASE_IMAGE=$EVAL_IMAGE"

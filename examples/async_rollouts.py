@@ -22,7 +22,7 @@ from typing import Any
 from cudaenv import ProcessEnv
 from cudaenv.agents import make_agent
 from cudaenv.env.trajectory import Trajectory
-from cudaenv.errors import WorkerError
+from cudaenv.errors import ModelServerError, WorkerError
 from cudaenv.problems.model import Problem
 
 
@@ -49,8 +49,8 @@ async def rollout_groups(
         env = ProcessEnv(problem, **(env_options or {}))
         try:
             return await agent.arun(env)  # type: ignore[arg-type]
-        except WorkerError:
-            return None  # the machinery failed, not the policy: no sample
+        except (WorkerError, ModelServerError):
+            return None  # the machinery or the model server failed, not the policy: no sample
         finally:
             await env.aclose()
 

@@ -11,7 +11,10 @@ reply per problem: ``write_file`` with the reference solution, then ``submit``. 
 rollouts score 1.0 (sampled ones that deviate score 0): a model-written solution goes
 through TRL's parser, the adapter and the grader to a reward. Memorizing the answer is not
 learning. A small shaping reward (the share of distinct tokens in a completion) keeps the
-advantages nonzero where a group's env rewards tie.
+advantages nonzero where a group's env rewards tie; it is wrapped in
+``mask_infrastructure`` so that a rollout the env masks (an infrastructure fault: the env's
+reward is None) gets None from it too: TRL drops a rollout from its group only when every
+reward function returns None for it.
 
 Nothing is downloaded: the model is a 2-layer Qwen2 built from a config (hidden size 64);
 the tokenizer is a byte-level BPE trained here on the rendered prompts and replies (so they
@@ -26,6 +29,7 @@ and TRL knows how to parse its tool calls).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -159,7 +163,7 @@ def main() -> None:
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
-    from cudaenv.integrations.trl import dataset_rows, environment_factory
+    from cudaenv.integrations.trl import dataset_rows, environment_factory, mask_infrastructure
     from cudaenv.problems import load_suite
 
     env_cls = environment_factory("builtin", mode="solve", ids=TASKS, max_steps=4)
@@ -170,7 +174,7 @@ def main() -> None:
     for row in rows:  # the prompts as TRL renders them: the row's, plus reset's instruction
         text = probe.reset(**row)
         prompts.append([*row["prompt"][:-1], {"role": "user", "content": text}])
-    probe.get_reward()  # ends the probe's episode (graded as it stands), closing its sandbox
+    asyncio.run(probe.get_reward())  # ends the probe's episode (graded as it stands)
 
     suite = load_suite("builtin")
     replies = [oracle_reply(suite[row["task_id"]]) for row in rows]
@@ -189,11 +193,19 @@ def main() -> None:
     class CountedEnv(env_cls):  # type: ignore[misc, valid-type]
         """The adapter's class, counting the rewards TRL reads (one per rollout)."""
 
-        def get_reward(self) -> float | None:
-            if self.info is not None:  # the episode already ended: the model's own submit
-                model_submits.append(self.info["task_id"])
-            reward = super().get_reward()
-            rewards_seen.append(reward)
+        def reset(self, **row: Any) -> str:
+            self.counted = False
+            return super().reset(**row)
+
+        async def get_reward(self) -> float | None:
+            # asked twice per rollout (TRL, and the masked shaping reward): count it once
+            first, self.counted = not self.counted, True
+            submitted = self._grading is not None  # the model's own submit started a grading
+            reward = await super().get_reward()
+            if first:
+                rewards_seen.append(reward)
+                if submitted:
+                    model_submits.append(str(self.info["task_id"]))
             return reward
 
     checks: list[tuple[float, bool, bool]] = []  # (loss, grads finite, some grad nonzero)
@@ -229,7 +241,7 @@ def main() -> None:
     trainer = CheckedTrainer(
         model=model,
         processing_class=tok,
-        reward_funcs=[distinct_tokens],
+        reward_funcs=[mask_infrastructure(distinct_tokens)],
         args=config,
         train_dataset=datasets.Dataset.from_list(rows),
         environment_factory=CountedEnv,

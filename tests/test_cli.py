@@ -78,7 +78,19 @@ def test_errors_are_one_line_exit_2(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["list", "show", "pack", "grade", "validate", "baseline", "eval", "export-harbor", "redteam"],
+    [
+        "list",
+        "show",
+        "pack",
+        "grade",
+        "validate",
+        "baseline",
+        "eval",
+        "report",
+        "compare",
+        "export-harbor",
+        "redteam",
+    ],
 )
 def test_every_command_has_working_help(command: str) -> None:
     """Help texts are rich markup: a literal ``[/file]`` once crashed ``list --help``."""

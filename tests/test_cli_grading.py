@@ -69,6 +69,24 @@ def test_grade_directory_of_solutions(tmp_path: Path, cpu_problem_dir: Path) -> 
     assert record["verdict"]["passed"] is True
 
 
+def test_grade_skips_and_reports_a_binary_file_and_grades_the_rest(
+    tmp_path: Path, cpu_problem_dir: Path
+) -> None:
+    sol_dir = tmp_path / "sols" / "cpu-add"
+    sol_dir.mkdir(parents=True)
+    (sol_dir / "solution.cpp").write_text(CPU_SOLUTION)
+    (sol_dir / "a.out").write_bytes(b"\x7fELF\x02\x01\x01\x00\xff\xfe\x80 binary")
+    out = tmp_path / "out"
+    args = ["grade", str(sol_dir.parent), "--source", str(cpu_problem_dir.parent)]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 1, result.output  # as for a pack's bad line: the rest graded
+    assert "Traceback" not in result.output and "skipped a.out: not UTF-8 text" in result.output
+    (record,) = [json.loads(x) for x in (out / "graded.jsonl").read_text().splitlines()]
+    assert record["verdict"]["passed"] is True
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["rejected_lines"]) == 1 and "a.out" in summary["rejected_lines"][0]
+
+
 def test_grade_unknown_task_is_an_error(tmp_path: Path, cpu_problem_dir: Path) -> None:
     sols = write_solution_datapack(
         [Solution(task_id="nope", files=[SourceFile(path="a.cu", content="x")])],

@@ -53,3 +53,35 @@ def test_families_stage_reports_a_run_that_did_nothing(tmp_path: Path) -> None:
     assert summary["ok"] is False and summary["problems"] == 0 and summary["of"] == 1
     assert summary["rc"] == 0  # pytest ran the test, which skipped
     assert "skipped" in (tmp_path / "gate" / "families.txt").read_text()
+
+
+def test_the_gate_fails_a_benchmarked_problem_without_a_speed_of_light() -> None:
+    """Issue 32's rule, enforced by the gate: a timed reference must come with a SOL fraction."""
+    from cudaenv.problems.loader import load_suite
+
+    gate = _gate()
+    suite = {p.task_id: p for p in load_suite("builtin")}
+    bench = suite["streams-pipeline"]
+    assert gate.missing_sol(bench, {"sol_fraction": 0.4}) is None
+    assert "no speed-of-light" in gate.missing_sol(bench, {"sol_fraction": None})
+    bare = bench.model_copy(update={"metadata": bench.metadata.model_copy(update={"work": None})})
+    assert "without metadata.work" in gate.missing_sol(bare, {"sol_fraction": None})
+    no_bench = next(p for p in suite.values() if not p.has_benchmark)
+    assert gate.missing_sol(no_bench, {"sol_fraction": None}) is None
+
+
+def test_every_benchmarked_problem_has_a_speed_of_light_on_every_known_device() -> None:
+    """What the gate's rule needs, checked without a GPU: bundled and generated problems that
+    are benchmarked declare work whose roofline time is positive on every device the table has
+    (runtime-API problems too: streams-pipeline and unified-memory are bound by the host link)."""
+    from cudaenv.grading import speed_of_light as sol
+    from cudaenv.problems.loader import load_suite
+
+    problems = [*load_suite("builtin"), *load_suite("generated:seed=5,count=40")]
+    benchmarked = [p for p in problems if p.has_benchmark]
+    assert len(benchmarked) > 40
+    for p in benchmarked:
+        work = sol.work_of(p)
+        assert work is not None, p.task_id
+        for device in sol.BUILTIN_DEVICES:
+            assert sol.sol_ms(work, device) > 0, p.task_id  # the floor may be 0: all in L2

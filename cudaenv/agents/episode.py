@@ -8,17 +8,31 @@ waiting (a blocking or an awaited request, ``env.step`` or a thread) differs bet
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cudaenv.agents.base import finish_trajectory
-from cudaenv.agents.turns import assistant_message, response_dict, turn_from_response
+from cudaenv.agents.turns import assistant_message, turn_from_response
 
 if TYPE_CHECKING:
-    from cudaenv.agents.openai_agent import OpenAIAgent
     from cudaenv.env.core import CudaEnv
     from cudaenv.env.trajectory import Trajectory
 
 NUDGE = "Please call a tool; call `submit` when you are done."
+
+
+class EpisodeAgent(Protocol):
+    """What an :class:`Episode` reads of its agent (``OpenAIAgent`` is one): its limits and
+    how it fits a conversation into its context. A protocol, so this module and the agent's
+    import nothing of each other."""
+
+    name: str
+    max_turns: int
+    training: bool
+    context_tokens: int
+
+    def fit_context(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def conversation_tokens(self, messages: list[dict[str, Any]]) -> int: ...
 
 
 class Episode:
@@ -28,10 +42,10 @@ class Episode:
     previous request's exactly (prefix-stable, so the trainer's token ids match what was
     sampled); when it outgrows ``context_tokens`` the episode ends truncated
     (``truncation_reason="context_tokens"``) instead of rewriting history. In evaluation mode
-    old tool outputs are elided to fit (:meth:`OpenAIAgent.fit_context`).
+    old tool outputs are elided to fit (the agent's ``fit_context``).
     """
 
-    def __init__(self, agent: OpenAIAgent, env: CudaEnv) -> None:
+    def __init__(self, agent: EpisodeAgent, env: CudaEnv) -> None:
         self.agent = agent
         self.env = env
         self.messages: list[dict[str, Any]] = env.messages
@@ -63,13 +77,11 @@ class Episode:
         # recorded live, so a crash later still shows the spend
         traj = finish_trajectory(self.env, self.agent.name, self.usage)
         msg = resp.choices[0].message
-        if self.agent.training:
-            turn = turn_from_response(resp)
-            traj.turns.append(turn)
-            raw = turn.message
-        else:
-            raw = (response_dict(resp).get("choices") or [{}])[0].get("message") or {}
-        self.messages.append(assistant_message(raw, keep_reasoning=self.agent.training))
+        # every reply as returned (its text and reasoning too); token ids in training mode
+        turn = turn_from_response(resp)
+        traj.turns.append(turn)
+        traj.messages = self.messages
+        self.messages.append(assistant_message(turn.message, keep_reasoning=self.agent.training))
         calls = [c for c in msg.tool_calls or [] if getattr(c, "function", None) is not None]
         if not calls:
             self.messages.append({"role": "user", "content": NUDGE})
@@ -89,5 +101,7 @@ class Episode:
         return not self.done
 
     def finish(self) -> Trajectory:
-        """The trajectory with the agent's name and usage."""
-        return finish_trajectory(self.env, self.agent.name, self.usage)
+        """The trajectory with the agent's name, usage and conversation."""
+        traj = finish_trajectory(self.env, self.agent.name, self.usage)
+        traj.messages = [{k: v for k, v in m.items() if k[0] != "_"} for m in self.messages]
+        return traj

@@ -2,9 +2,11 @@
 
 Why: the CLI runs in a sandbox without a network, holding a per-episode token instead of the
 real key. One :class:`~cudaenv.gateway.Gateway` serves every episode of the process (started
-lazily on first use, closed at exit); each episode opens a session (its upstream, budget and
-prices), mounts the gateway's socket and forwarder read-only into its sandbox, starts the
-forwarder before the CLI, and afterwards reads the session's calls, usage and budget reason.
+lazily on first use, closed at exit); each episode opens a session (its upstream, the
+agent's model pinned, budget and prices), mounts the session's own socket and the forwarder
+read-only into its sandbox, starts the forwarder before the CLI, and afterwards reads from
+the session, host side only, what the episode did: its steps, calls, usage, cost, budget
+reason, and whether the model server or the gateway failed it (:meth:`EpisodeLink.fault`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class EpisodeLink:
         family: Literal["anthropic", "openai"],
         base_url: str,
         api_key: str | None,
+        model: str | None = None,
         budget: Budget | Mapping[str, Any] | None = None,
         prices: PriceTable | None = None,
         gateway: Gateway | None = None,
@@ -83,14 +86,17 @@ class EpisodeLink:
         if self.gateway.socket_path is None:
             raise AgentError("the model gateway has no Unix socket for sandboxes to reach")
         fields: dict[str, Any] = {
-            "upstream": Upstream(base_url=upstream_root(family, base_url), api_key=api_key)
+            "upstream": Upstream(base_url=upstream_root(family, base_url), api_key=api_key),
+            "model": model,  # pinned: a shell in the sandbox cannot call another model
         }
         if budget is not None:
             fields["budget"] = budget
         if prices is not None:
             fields["prices"] = prices
         self.session: Session = self.gateway.open_session(SessionConfig(**fields))
-        self.mounts = sandboxing.mounts(self.gateway.socket_path)
+        if self.session.socket_path is None:
+            raise AgentError("the model gateway gave the session no Unix socket")
+        self.mounts = sandboxing.mounts(self.session.socket_path)  # its own: no one else's
         self.base_url = sandboxing.base_url(family)
         self.forwarder = sandboxing.forwarder_command()
 
@@ -112,6 +118,13 @@ class EpisodeLink:
 
     def errors(self) -> list[str]:
         return [c.error for c in self.session.calls if c.error]
+
+    def fault(self) -> str | None:
+        """Why the model server or the gateway failed the episode (None: they did not):
+        the gateway stopped under it, or its last model call failed on their side."""
+        if not self.gateway.serving:
+            return "the model gateway stopped during the episode"
+        return self.session.infrastructure_fault()
 
     def close(self) -> None:
         """No more calls are admitted; the records stay readable."""

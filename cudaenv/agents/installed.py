@@ -2,32 +2,44 @@
 
 ``InstalledAgent.run(env)`` resets the env, then runs the CLI headless in the problem
 workspace of ``env.sandbox`` with one ``exec`` bounded by ``timeout_s``: the CLI edits the
-workspace with its own tools, and when it exits (or is killed at the time limit) its event
-stream is parsed and recorded through the env's boundary for external drivers
-(:mod:`cudaenv.env.external`): each tool call with its input and result and each piece of
-assistant text with ``env.record_step``, token usage and cost with ``env.record_usage``; then
-``env.submit`` grades the workspace like any other submission (truncated, with the reason,
-when the CLI's turn or time limit stopped it). How to install, run and configure each CLI is data: the recipes
-in ``agents/<name>/recipe.yaml`` (:mod:`cudaenv.agents.recipes`).
+workspace with its own tools, and when it exits (or is killed at the time limit) what it did
+is recorded through the env's boundary for external drivers (:mod:`cudaenv.env.external`):
+each tool call with its input and result and each piece of assistant text with
+``env.record_step``, token usage and cost with ``env.record_usage``; then ``env.submit``
+grades the workspace like any other submission (truncated, with the reason, when the CLI's
+turn or time limit stopped it). How to install, run and configure each CLI is data: the
+recipes in ``agents/<name>/recipe.yaml`` (:mod:`cudaenv.agents.recipes`).
 
-The CLI's own files (its HOME, config with the API key, session logs, the event stream and
-the instruction) live in a private directory under the sandbox's ``$HOME`` (a per-sandbox
-``/tmp`` under bubblewrap), never in the workspace, so none of it reaches the grader. Files
-cross the sandbox boundary through ``exec`` in base64 chunks (the event stream gzipped), so
-no output cap truncates them and any backend works.
+The CLI's own files (its HOME, config with the API key, session logs and the instruction)
+live in a private directory under the sandbox's ``$HOME`` (a per-sandbox ``/tmp`` under
+bubblewrap), never in the workspace, so none of it reaches the grader. Files cross the
+sandbox boundary through ``exec`` in base64 chunks, so no output cap truncates them and any
+backend works.
 
 Model calls (the default, "gateway mode"): the sandbox has no network at all. The CLI's
 model calls go to the process-wide model gateway (:mod:`cudaenv.agents.gateway_link`,
 :mod:`cudaenv.gateway`): the gateway's Unix socket and a forwarder are mounted read-only into
 the sandbox, the forwarder listens on the sandbox's own loopback, and the CLI is given that
-address and a per-episode token as its API key. The real key stays on the host, budgets
-(``budget``) are enforced per episode (past one, the episode ends truncated with the reason
-and is still graded), and every call is captured: ``trajectory.turns``,
-``trajectory.model_calls``, usage and cost (from ``prices``) come from the gateway.
+address and a per-episode token as its API key. The real key stays on the host, the model is
+pinned to the agent's, budgets (``budget``) are enforced per episode (past one, the episode
+ends truncated with the reason and is still graded), and every call is captured. The whole
+record comes from the host side, never from a file in the sandbox (where the commands the
+CLI runs could rewrite it): the steps (each tool call the model made, with the result the
+CLI sent back to it: :mod:`cudaenv.gateway.steps`), ``trajectory.turns``,
+``trajectory.model_calls``, usage and cost (from ``prices``; None when a call is unpriced)
+all come from the gateway; the CLI's own output is kept only to explain a failure
+(``last_run``). Who is at fault (:mod:`cudaenv.faults`): when the model server or the
+gateway failed the episode (its last model call failed on their side after the CLI's
+retries, or the gateway stopped), it raises
+:class:`~cudaenv.errors.ModelServerError` (infrastructure: not graded, run again on
+resume); a CLI that exits without any model reply raises
+:class:`~cudaenv.errors.AgentError`; a model call still waiting when the time limit ends the
+CLI is the time limit's (truncated, graded).
 
 Direct mode (an explicit opt-in, with a warning): an env made with
 ``sandbox_options={"network": True}`` (or ``gateway=False``) runs the CLI with the host's
-network and the real key in its environment. The local bubblewrap backend cannot allow a
+network and the real key in its environment, and its record is the CLI's own event stream
+(read back from the sandbox: no better than the sandbox's word). The local bubblewrap backend cannot allow a
 single host: every address the host reaches is open to the CLI and the commands it runs, and
 those commands can read the key. Grading never gets the network (``CudaEnv`` drops the
 option for its grading sandboxes), nor the gateway's mounts.
@@ -49,7 +61,7 @@ from cudaenv.agents.cli_events import PARSERS, ParsedRun
 from cudaenv.agents.gateway_link import EpisodeLink, api_family
 from cudaenv.agents.recipes import Recipe, load_recipe, render_config, render_env, render_run
 from cudaenv.env.external import ExternalStep
-from cudaenv.errors import AgentError
+from cudaenv.errors import AgentError, ModelServerError
 
 if TYPE_CHECKING:
     from cudaenv.env.core import CudaEnv
@@ -238,6 +250,7 @@ class InstalledAgent:
             family=family,
             base_url=self.base_url or self.recipe.default_base_url,
             api_key=self._api_key(),
+            model=self.model,
             budget=self.budget,
             prices=self.prices,
             gateway=self.model_gateway,
@@ -296,49 +309,64 @@ class InstalledAgent:
             config = render_config(self.recipe.config_template(template), values)
             self._write_private(box, f"{values['home']}/{rel}", config)
         events_file = f"{private}/events.jsonl"
-        command = f"{render_run(self.recipe, values)} > {shlex.quote(events_file)}"
-        if link is not None:
+        command = render_run(self.recipe, values)
+        if link is None:
+            command = f"{command} > {shlex.quote(events_file)}"
+        else:  # its output comes back to the host (only to explain a failure)
             command = f"{link.forwarder} && {command}"
         cli_env = render_env(self.recipe, values) | self.extra_env
         result = box.exec(command, timeout=self.timeout_s, env=cli_env)
         self.last_result = result
-        parsed = PARSERS[self.recipe.parser](self._read_private(box, events_file))
-        self.last_run = parsed
-        budget_reason = None
-        self._record(env, parsed)
         if link is None:
+            parsed = PARSERS[self.recipe.parser](self._read_private(box, events_file))
+            self.last_run = parsed
+            self._record(env, parsed)
             env.record_usage({**parsed.usage, "turns": parsed.turns}, cost_usd=parsed.cost_usd)
+            turns, budget_reason, stop_reason = parsed.turns, None, parsed.stop_reason
+            errors = parsed.errors
         else:
+            self.last_run = PARSERS[self.recipe.parser](result.stdout)
             link.close()  # nothing more is admitted; grading runs without it
+            turns = self._record_gateway(env, link)
             budget_reason = link.session.truncation_reason
-            self._record_gateway(env, parsed, link)
+            stop_reason = "max_turns" if self._out_of_turns(link, turns) else None
+            errors = [*self.last_run.errors, *link.errors()]
+            if (fault := link.fault()) is not None:
+                finish_trajectory(env, self.name)  # the partial record names it
+                raise ModelServerError(f"{self.name}: {fault}")
         failed = (
-            not result.timed_out
-            and result.exit_code != 0
-            and parsed.turns == 0
-            and budget_reason is None
+            not result.timed_out and result.exit_code != 0 and turns == 0 and budget_reason is None
         )
         if not failed:
-            reason = budget_reason or ("time_limit" if result.timed_out else parsed.stop_reason)
+            reason = budget_reason or ("time_limit" if result.timed_out else stop_reason)
             env.submit(truncation_reason=reason)
         traj = finish_trajectory(env, self.name)  # a failed run's partial record names it too
         if failed:
-            errors = [*parsed.errors, *(link.errors() if link is not None else [])]
             detail = "; ".join(errors) or result.stderr.strip()[-1000:] or "no output"
             raise AgentError(
                 f"{self.name} exited with code {result.exit_code} before any model reply: {detail}"
             )
         return traj
 
-    def _record_gateway(self, env: CudaEnv, parsed: ParsedRun, link: EpisodeLink) -> None:
-        """Usage, cost, turns and calls from the gateway (the CLI's figures where it has none)."""
+    def _out_of_turns(self, link: EpisodeLink, turns: int) -> bool:
+        """The CLI stopped at its turn limit: as many turns as allowed, the last one asking
+        for more tools (a last reply of text alone is a natural end)."""
+        if turns < self.max_turns:
+            return False
+        steps = link.session.steps()
+        return bool(steps) and steps[-1].tool is not None
+
+    def _record_gateway(self, env: CudaEnv, link: EpisodeLink) -> int:
+        """Steps, usage, cost, turns and calls, all from the gateway's capture; the turns."""
         summary = link.session.summary()
         self.last_session_summary = summary
-        usage = link.usage() or parsed.usage
-        cost = summary["cost_usd"] if summary["cost_usd"] is not None else parsed.cost_usd
-        env.record_usage({**usage, "turns": parsed.turns}, cost_usd=cost)
+        for step in link.session.steps():
+            env.record_step(step)
+        turns = link.session.agent_turns()
+        env.record_usage({**link.usage(), "turns": turns}, cost_usd=summary["cost_usd"])
         env.record_turns(link.session.turns())
         env.record_model_calls(link.model_calls())
+        return turns
 
 
 class ClaudeCodeAgent(InstalledAgent):

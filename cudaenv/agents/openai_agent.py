@@ -7,9 +7,13 @@ prefix stability is checked against. Every tool call of a reply goes to ``env.st
 as the SDK object, malformed arguments included: the env answers those with an error
 observation, which is the feedback the model needs.
 
-Retries are ours, not the SDK's (``max_retries=0``): rate limits (429), server errors (5xx),
-connection failures and unparseable replies back off exponentially for ``max_attempts``
-tries; then :class:`~cudaenv.errors.AgentError`. Other client errors (400, 401) fail at once.
+Retries are ours, not the SDK's (``max_retries=0``): rate limits (429), 408, 409, server
+errors (5xx), connection failures and timeouts, and unparseable replies back off exponentially
+for ``max_attempts`` tries; then :class:`~cudaenv.errors.ModelServerError`: the server's
+failure, an infrastructure fault (:mod:`cudaenv.faults`), never the model's. A key or model
+name the server refuses (401, 403, 404) is one too, at once; a request refused as malformed
+(400, 413, 422: the conversation outgrew the context) is the agent's
+(:class:`~cudaenv.errors.AgentError`).
 
 ``training=True`` is the mode for RL: history is never rewritten (each request extends the
 previous one exactly; an episode that outgrows ``context_tokens`` ends truncated with
@@ -26,12 +30,17 @@ import json
 import os
 import random
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from cudaenv.agents.episode import NUDGE, Episode
+from cudaenv.agents.sampling import DEFAULT_SAMPLING, Sampling
 from cudaenv.agents.turns import TRAINING_EXTRA_BODY
 from cudaenv.env.tokens import count_tokens
-from cudaenv.errors import AgentError, MissingExtraError, SpecError
+from cudaenv.errors import AgentError, MissingExtraError, ModelServerError, SpecError
+from cudaenv.faults import retryable_status, status_fault
 
 if TYPE_CHECKING:
     from cudaenv.env.core import CudaEnv
@@ -63,15 +72,18 @@ class OpenAIAgent:
         base_url: the endpoint (``http://host:port/v1``); None = api.openai.com.
         api_key_env: name of the env var holding the key; with ``base_url`` set and the var
             unset, a dummy key is sent (local servers ignore it).
-        temperature: sampling temperature.
+        temperature / top_p / seed / max_output_tokens: sampling, sent with every request
+            (:class:`~cudaenv.agents.sampling.Sampling` documents the defaults: temperature
+            and top_p 1.0; ``max_output_tokens`` and ``seed`` not sent unless given; with a
+            seed S, the episode run with ``seed=a`` sends S + a). ``sampling`` gives them as
+            one object instead.
         max_turns: model replies per episode; a reply without tool calls counts too. When
             they run out the workspace is submitted and the trajectory marked truncated.
-        max_attempts: tries per model request before AgentError.
+        max_attempts: tries per model request before ModelServerError.
         backoff_s / max_backoff_s: first retry delay, doubled per try, capped.
         context_tokens: conversation budget; the oldest tool outputs are elided beyond it
             (the system prompt and the task are never touched).
         request_timeout_s: per-request HTTP timeout.
-        max_output_tokens: ``max_tokens`` per reply (None: the server's default).
         extra_body: extra JSON fields for the request (server-specific sampling options);
             in training mode merged over ``{"return_token_ids": True}``, a None value drops
             a key.
@@ -85,7 +97,10 @@ class OpenAIAgent:
         *,
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
-        temperature: float = 0.0,
+        temperature: float | None = DEFAULT_SAMPLING.temperature,
+        top_p: float | None = DEFAULT_SAMPLING.top_p,
+        seed: int | None = None,
+        sampling: Sampling | Mapping[str, Any] | None = None,
         max_turns: int = 50,
         max_attempts: int = 5,
         backoff_s: float = 1.0,
@@ -107,14 +122,16 @@ class OpenAIAgent:
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
-        self.temperature = temperature
+        if sampling is None:
+            sampling = {"temperature": temperature, "top_p": top_p, "seed": seed}
+            sampling["max_tokens"] = max_output_tokens
+        self.sampling = _sampling(sampling)
         self.max_turns = max_turns
         self.max_attempts = max_attempts
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.context_tokens = context_tokens
         self.request_timeout_s = request_timeout_s
-        self.max_output_tokens = max_output_tokens
         self.extra_body = dict(extra_body or {})
         self.name = name
         self.training = training
@@ -165,17 +182,26 @@ class OpenAIAgent:
                 delay = min(self.max_backoff_s, max(delay, float(retry_after)))
         return delay * (0.5 + random.random() / 2)  # jitter so parallel workers spread out
 
+    @property
+    def temperature(self) -> float | None:
+        return self.sampling.temperature
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        return self.sampling.max_tokens
+
     def _request(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        episode_seed: int | None = None,
     ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "tools": tools,
-            "temperature": self.temperature,
+            **self.sampling.request_fields(episode_seed),
         }
-        if self.max_output_tokens is not None:
-            kwargs["max_tokens"] = self.max_output_tokens
         body = {**TRAINING_EXTRA_BODY, **self.extra_body} if self.training else self.extra_body
         body = {k: v for k, v in body.items() if v is not None}
         if body:
@@ -191,30 +217,41 @@ class OpenAIAgent:
         return resp
 
     def _retry_delay(self, exc: Exception, attempt: int) -> float:
-        """Seconds to wait before the next try; raises AgentError when there is none."""
+        """Seconds to wait before the next try; raises (module docstring) when there is none."""
         openai = _openai()
-        retryable = (
-            openai.RateLimitError,
-            openai.InternalServerError,
-            openai.APIConnectionError,
-            openai.APIResponseValidationError,
-            json.JSONDecodeError,
-            _BadResponse,
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+        transient = (status is not None and retryable_status(status)) or isinstance(
+            exc,
+            openai.APIConnectionError  # timeouts included
+            | openai.APIResponseValidationError
+            | json.JSONDecodeError
+            | _BadResponse,
         )
-        if isinstance(exc, retryable):
+        if transient:
             if attempt < self.max_attempts:
                 return self._delay(attempt, exc)
-            raise AgentError(
+            raise ModelServerError(
                 f"model request failed after {self.max_attempts} attempts: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        if isinstance(exc, openai.APIStatusError):
-            raise AgentError(f"model request rejected ({exc.status_code}): {exc.message}") from exc
+        if status is not None:
+            message = getattr(exc, "message", str(exc))
+            if status_fault(status) == "infrastructure":
+                raise ModelServerError(
+                    f"the model server refused the request ({status}): {message}"
+                ) from exc
+            raise AgentError(f"model request rejected ({status}): {message}") from exc
         raise exc
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
-        """One chat completion, retried per the policy in the module docstring."""
-        client, kwargs = self._get_client(), self._request(messages, tools)
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        episode_seed: int | None = None,
+    ) -> Any:
+        """One chat completion, retried per the policy in the module docstring
+        (``episode_seed`` offsets the sampling seed, when one is set)."""
+        client, kwargs = self._get_client(), self._request(messages, tools, episode_seed)
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return self._checked(client.chat.completions.create(**kwargs))
@@ -222,9 +259,15 @@ class OpenAIAgent:
                 time.sleep(self._retry_delay(exc, attempt))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    async def acomplete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        episode_seed: int | None = None,
+    ) -> Any:
         """:meth:`complete` through ``AsyncOpenAI``, same retry policy."""
-        client, kwargs = self._get_async_client(), self._request(messages, tools)
+        client = self._get_async_client()
+        kwargs = self._request(messages, tools, episode_seed)
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return self._checked(await client.chat.completions.create(**kwargs))
@@ -269,7 +312,7 @@ class OpenAIAgent:
         env.reset(seed=seed)
         tools, ep = env.tools, Episode(self, env)
         while (messages := ep.next_request()) is not None:
-            resp = self.complete(messages, tools)
+            resp = self.complete(messages, tools, seed)
             for call in ep.accept(resp):
                 if ep.observe(call, env.step(call)):
                     break
@@ -286,13 +329,25 @@ class OpenAIAgent:
         await _call(env, "reset", seed=seed)
         tools, ep = env.tools, Episode(self, env)
         while (messages := ep.next_request()) is not None:
-            resp = await self.acomplete(messages, tools)
+            resp = await self.acomplete(messages, tools, seed)
             for call in ep.accept(resp):
                 if ep.observe(call, await _call(env, "step", call)):
                     break
         if ep.must_submit:
             await _call(env, "submit", truncation_reason=ep.end_reason)
         return ep.finish()
+
+
+def _sampling(value: Sampling | Mapping[str, Any]) -> Sampling:
+    """``value`` as a :class:`Sampling`; a SpecError naming the bad field."""
+    if isinstance(value, Sampling):
+        return value
+    try:
+        return Sampling.model_validate(dict(value))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise SpecError(f"bad sampling option {field}: {err['msg']}", field=field) from None
 
 
 async def _call(env: CudaEnv, name: str, *args: Any, **kwargs: Any) -> Any:

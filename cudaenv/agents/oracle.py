@@ -1,4 +1,5 @@
-"""The oracle: writes the problem's reference solution, then submits.
+"""The oracle: writes the problem's reference solution, then submits (for a question,
+answers with its expected answer).
 
 It must score 1 on every valid problem (the release gate's positive control); a problem
 whose reference does not pass is a broken problem, not a weak agent.
@@ -6,6 +7,7 @@ whose reference does not pass is a broken problem, not a weak agent.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from cudaenv.agents.base import finish_trajectory
@@ -18,12 +20,16 @@ if TYPE_CHECKING:
 
 class OracleAgent:
     """Writes every reference file with ``write_file`` (a patch reference is applied with
-    ``patch -p1`` through ``bash``), then calls ``submit``."""
+    ``git apply``, else ``patch -p1``, through ``bash``), then calls ``submit``."""
 
     name = "oracle"
 
     def run(self, env: CudaEnv, *, seed: int | None = None) -> Trajectory:
         env.reset(seed=seed)
+        question = getattr(env, "question", None)  # a QuestionEnv: give its expected answer
+        if question is not None:
+            env.step({"tool": "answer", "args": {"answer": json.dumps(question.expected)}})
+            return finish_trajectory(env, self.name)
         ref = env.problem.solution
         if ref is None:
             raise AgentError(
@@ -44,7 +50,10 @@ class OracleAgent:
             _, _, term, trunc, _ = env.step(
                 {
                     "tool": "bash",
-                    "args": {"command": "patch -p1 < .oracle.patch && rm -f .oracle.patch"},
+                    "args": {
+                        "command": "(git apply --whitespace=nowarn .oracle.patch || "
+                        "patch -p1 < .oracle.patch) && rm -f .oracle.patch"
+                    },
                 }
             )
             done = term or trunc

@@ -11,18 +11,21 @@ import sys
 from types import ModuleType
 
 import typer
+from typer.core import TyperCommand
 
-from cudaenv.cli import catalog, generate, grading, interop, redteam
+from cudaenv.cli import catalog, generate, grading, interop, questions, redteam, report
 from cudaenv.cli import eval as evaluation
-from cudaenv.cli.common import err_console
+from cudaenv.cli.common import OneLineCommand, err_console
 
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     catalog,  # list, show, pack
     evaluation,  # eval
     grading,  # grade, validate, baseline
+    report,  # report, compare
     interop,  # export-harbor
     redteam,  # redteam
     generate,  # generate
+    questions,  # questions
 )
 
 
@@ -33,6 +36,9 @@ def build_app() -> typer.Typer:
     )
     for module in COMMAND_MODULES:
         module.register(app)
+    for command in app.registered_commands:  # flag errors as one line, exit 2
+        if command.cls in (None, TyperCommand):
+            command.cls = OneLineCommand
     return app
 
 

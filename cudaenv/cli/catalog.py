@@ -11,10 +11,13 @@ from rich.table import Table
 from cudaenv.cli.common import (
     GroupsOpt,
     IdsOpt,
+    SinceOpt,
     SourceArg,
     SourceOpt,
+    UntilOpt,
     console,
     friendly,
+    parse_day,
     split_csv,
 )
 
@@ -23,8 +26,6 @@ if TYPE_CHECKING:
 
 TagsOpt = Annotated[str | None, typer.Option("--tags", help="comma-separated tags (any)")]
 DiffOpt = Annotated[str | None, typer.Option("--difficulty", help="easy,medium,hard")]
-SinceOpt = Annotated[str | None, typer.Option("--since", help="YYYY-MM-DD, inclusive")]
-UntilOpt = Annotated[str | None, typer.Option("--until", help="YYYY-MM-DD, inclusive")]
 ExcludeOpt = Annotated[
     str | None, typer.Option("--exclude", help="comma-separated task ids to drop")
 ]
@@ -46,8 +47,8 @@ def _filtered(
         groups=split_csv(groups),
         tags=split_csv(tags),
         difficulty=split_csv(difficulty),
-        since=since,
-        until=until,
+        since=parse_day("--since", since),
+        until=parse_day("--until", until),
         include=split_csv(ids),
         exclude=split_csv(exclude),
     )

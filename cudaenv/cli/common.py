@@ -12,15 +12,17 @@ import functools
 import os
 import sys
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 
 from cudaenv.errors import CudaEnvError, SpecError
 from cudaenv.problems.model import MODES
-from cudaenv.sandbox import BACKENDS, check_isolation
+from cudaenv.sandbox import BACKENDS, check_isolation, preflight
 
 if TYPE_CHECKING:
     from cudaenv.problems.suite import Suite
@@ -29,22 +31,48 @@ if TYPE_CHECKING:
 console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
+#: click's usage error (typer re-exports only its BadParameter subclass)
+UsageError: type[Exception] = typer.BadParameter.__mro__[1]
+
+
+def error_line(message: object) -> None:
+    """The one line every failed command prints on stderr."""
+    err_console.print(
+        f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True
+    )
 
 
 def friendly(fn: F) -> F:
-    """Turn our errors (and missing files) into one line on stderr and exit code 2."""
+    """Turn our errors, missing files and bad flag values found by the command itself into
+    one line on stderr and exit code 2."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except (CudaEnvError, FileNotFoundError, PermissionError) as exc:
-            err_console.print(
-                f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True
-            )
+            error_line(exc)
+            raise typer.Exit(2) from None
+        except UsageError as exc:
+            error_line(exc.format_message())  # type: ignore[attr-defined]
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+class OneLineCommand(TyperCommand):
+    """A command whose flag errors (unknown option, a value of the wrong type or out of
+    range, a missing option) are one line and exit code 2, as cudaenv's own errors are,
+    instead of click's usage panel."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: the help, as asked
+                raise
+            error_line(exc.format_message())  # type: ignore[attr-defined]
+            raise typer.Exit(2) from None
 
 
 def split_csv(value: str | None) -> list[str] | None:
@@ -52,11 +80,58 @@ def split_csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-def selected(source: str, ids: str | None, groups: str | None) -> Suite:
-    """The problems of ``source`` that ``--ids`` and ``--groups`` choose."""
+def selected(
+    source: str,
+    ids: str | None,
+    groups: str | None,
+    since: str | None = None,
+    until: str | None = None,
+) -> Suite:
+    """The problems of ``source`` that ``--ids``, ``--groups`` and the release window
+    ``--since``/``--until`` (problem dates, inclusive) choose."""
     from cudaenv.problems.loader import load_suite
 
-    return load_suite(source).filter(include=split_csv(ids), groups=split_csv(groups))
+    return load_suite(source).filter(
+        include=split_csv(ids),
+        groups=split_csv(groups),
+        since=parse_day("--since", since),
+        until=parse_day("--until", until),
+    )
+
+
+def parse_ks(value: str, attempts: int | None = None) -> list[int]:
+    """``--k``: comma-separated positive integers, each at most ``attempts`` when it is known
+    (pass@k needs k samples per problem); a SpecError naming the bad entry otherwise.
+
+    >>> parse_ks("5, 1,5")
+    [1, 5]
+    """
+    ks = set()
+    for part in split_csv(value) or ["1"]:
+        try:
+            k = int(part)
+        except ValueError:
+            raise SpecError(f"--k takes integers like 1,5; got {part!r}", field="k") from None
+        if k < 1:
+            raise SpecError(f"--k values must be >= 1; got {k}", field="k")
+        ks.add(k)
+    if attempts is not None and max(ks) > attempts:
+        raise SpecError(
+            f"pass@{max(ks)} needs {max(ks)} samples per problem; raise --attempts to "
+            f"{max(ks)} (it is {attempts}) or lower --k",
+            field="k",
+        )
+    return sorted(ks)
+
+
+def parse_day(flag: str, value: str | None) -> str | None:
+    """A ``--since``/``--until`` value checked as an ISO date (YYYY-MM-DD)."""
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value.strip()).isoformat()
+    except ValueError:
+        raise SpecError(f"{flag} takes a date as YYYY-MM-DD; got {value!r}", field=flag) from None
 
 
 def _choices(names: list[str]) -> str:
@@ -86,8 +161,9 @@ def sandbox_options(
 ) -> dict[str, object]:
     """Options for the sandbox from the CLI: --image/--gpus (docker), --isolation (local).
 
-    The backend name is checked, and so is the local sandbox's isolation, so a host where it
-    cannot work fails in one line before any work is done.
+    The backend name is checked, and so are the local sandbox's isolation and the backend's
+    preflight (the Docker engine answers and has the image), so a host where it cannot work
+    fails in one line before any work is done.
     """
     check_backend(sandbox)
     opts: dict[str, object] = {}
@@ -103,6 +179,7 @@ def sandbox_options(
         check_isolation(isolation or "bubblewrap")
         if isolation is not None:
             opts["isolation"] = isolation
+    preflight(sandbox, **opts)  # e.g. a Docker image the engine does not have: one line now
     return opts
 
 
@@ -119,6 +196,12 @@ GroupsOpt = Annotated[str | None, typer.Option("--groups", "-g", help="comma-sep
 IdsOpt = Annotated[str | None, typer.Option("--ids", help="comma-separated task ids")]
 ModeOpt = Annotated[str, typer.Option("--mode", help=MODE_NAMES)]
 KOpt = Annotated[str, typer.Option("--k", help="comma-separated k for pass@k")]
+SinceOpt = Annotated[
+    str | None, typer.Option("--since", help="problems dated on or after YYYY-MM-DD")
+]
+UntilOpt = Annotated[
+    str | None, typer.Option("--until", help="problems dated on or before YYYY-MM-DD")
+]
 WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1)]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="results directory (resumable)")]
 SandboxOpt = Annotated[str, typer.Option("--sandbox", help=BACKEND_NAMES)]

@@ -1,8 +1,13 @@
 """``cudaenv eval``: run an agent over a suite, stream results to DIR, summarise pass@k.
 
-Resumable: DIR/results.jsonl and DIR/trajectories.jsonl are appended as episodes finish and a
-rerun with the same --out skips what is done. Infrastructure failures are counted apart and
-never scored as the agent's failures.
+DIR/run.json (the manifest: agent, model, sampling, limits, mode, sandbox, cudaenv version,
+problem hashes) is written before the first episode; DIR/results.jsonl and
+DIR/trajectories.jsonl are appended as episodes finish. A rerun with the same --out resumes
+(skips what is done) only when its settings match the manifest: otherwise it stops with one
+line naming the difference and appends nothing (``--force`` resumes anyway, recorded).
+Infrastructure failures are counted apart and never scored as the agent's failures.
+``--mode repair --from RUN`` starts one repair episode per failed sample of RUN (per
+``--attempts``) from that sample's files and grading output.
 """
 
 from __future__ import annotations
@@ -24,15 +29,17 @@ from cudaenv.cli.common import (
     ModeOpt,
     OutOpt,
     SandboxOpt,
-    SourceOpt,
+    SinceOpt,
+    UntilOpt,
     WorkersOpt,
     check_mode,
     console,
     err_console,
     friendly,
+    parse_day,
+    parse_ks,
     sandbox_options,
     selected,
-    split_csv,
 )
 from cudaenv.cli.progress import (
     Reporter,
@@ -45,6 +52,7 @@ from cudaenv.cli.runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interru
 from cudaenv.errors import SpecError
 
 if TYPE_CHECKING:
+    from cudaenv.agents.sampling import Sampling
     from cudaenv.cluster.session import ClusterRun
     from cudaenv.problems.model import Problem
     from cudaenv.rollout.episode import EpisodeResult
@@ -80,10 +88,47 @@ def _run_cost(out: Path, planned: set[str]) -> dict[str, Any]:
     return cost_stats(latest.values())
 
 
-def _agent_spec(agent: str, model: str | None, base_url: str | None, max_turns: int | None) -> Any:
+SAMPLING_FLAGS = {
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "max_tokens": "--max-tokens",
+    "seed": "--seed",
+}
+
+
+def _sampling(agent: str, flags: dict[str, Any]) -> Sampling | None:
+    """The sampling of a model agent from the flags (unset ones take their defaults: see
+    :mod:`cudaenv.agents.sampling`); None for agents that call no model."""
+    from pydantic import ValidationError
+
+    from cudaenv.agents.sampling import Sampling
+
+    given = {k: v for k, v in flags.items() if v is not None}
+    if agent != "openai":
+        if given:
+            names = " ".join(SAMPLING_FLAGS[k] for k in given)
+            raise SpecError(f"{names} apply to --agent openai, not {agent!r}", field="agent")
+        return None
+    try:
+        return Sampling(**given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        flag = SAMPLING_FLAGS.get(str(err["loc"][0]), str(err["loc"][0]))
+        raise SpecError(f"{flag}: {err['msg']}, got {err.get('input')!r}", field=flag) from None
+
+
+def _agent_spec(
+    agent: str,
+    model: str | None,
+    base_url: str | None,
+    max_turns: int | None,
+    sampling: Sampling | None = None,
+) -> Any:
     """A registered agent's name, or its name with the model options (model agents only)."""
-    options = {"model": model, "base_url": base_url, "max_turns": max_turns}
+    options: dict[str, Any] = {"model": model, "base_url": base_url, "max_turns": max_turns}
     options = {key: value for key, value in options.items() if value}
+    if sampling is not None:
+        options["sampling"] = sampling.model_dump()
     if agent not in MODEL_AGENTS:
         if options:
             raise SpecError(
@@ -97,61 +142,11 @@ def _agent_spec(agent: str, model: str | None, base_url: str | None, max_turns: 
     return {"name": agent, **options} if options else agent
 
 
-def _graded_rows(records: list[dict[str, Any]], mode: str) -> list[Any]:
-    """Results as ``Graded`` rows: an agent error is a failed sample, an infrastructure fault a
-    sample marked ``failure="infrastructure"`` (excluded from pass@k by ``summarise``)."""
-    from cudaenv.grading.summary import Graded
-    from cudaenv.grading.verdict import Verdict
-
-    rows = []
-    for rec in records:
-        verdict = Verdict.model_validate(rec["verdict"]) if rec.get("verdict") else None
-        reason = (rec.get("error") or "").splitlines()[0] if rec.get("error") else ""
-        if rec["status"] == "infrastructure":
-            verdict = (verdict or Verdict(task_id=rec["task_id"], mode=mode)).model_copy(
-                update={
-                    "failure": "infrastructure",
-                    "passed": None,
-                    "reason": reason or "infrastructure",
-                }
-            )
-        elif verdict is None:
-            verdict = Verdict(
-                task_id=rec["task_id"],
-                mode=mode,
-                passed=False,
-                failure="agent",
-                reason=reason or rec["status"],
-            )
-        rows.append(
-            Graded(
-                task_id=rec["task_id"], group=rec["group"], sample=rec["attempt"], verdict=verdict
-            )
-        )
-    return rows
-
-
 def _plot_speedups(rows: list[Any], path: Path) -> str:
-    try:
-        import matplotlib
+    """The optimize-mode speedup histogram (:func:`cudaenv.evaluation.plots.speedup_plot`)."""
+    from cudaenv.evaluation.plots import speedup_plot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "matplotlib is not installed: skipped the speedup plot (pip install matplotlib)"
-    speeds = sorted(r.verdict.speedup for r in rows if r.verdict.passed and r.verdict.speedup)
-    if not speeds:
-        return "no passing samples with a speedup: no plot"
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.hist(speeds, bins=min(30, max(5, len(speeds) // 2)), color="#4c72b0")
-    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
-    ax.set_xlabel("speedup over baseline (x)")
-    ax.set_ylabel("samples")
-    ax.set_title(f"speedup distribution ({len(speeds)} passing samples)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return f"speedup plot: {path}"
+    return speedup_plot([r.verdict for r in rows], path)
 
 
 def _on_cluster(
@@ -198,10 +193,38 @@ def eval_cmd(
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", min=1, help="model replies per episode")
     ] = None,
-    source: SourceOpt = "builtin",
+    temperature: Annotated[
+        float | None,
+        typer.Option("--temperature", help="openai: sampling temperature (default 1.0)"),
+    ] = None,
+    top_p: Annotated[
+        float | None, typer.Option("--top-p", help="openai: nucleus sampling (default 1.0)")
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", help="openai: tokens per reply (default: the server's)"),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed", help="openai: sampling seed S; attempt a sends S + a (default: none sent)"
+        ),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", "-s", help="problem source (default builtin; repair: RUN's)"),
+    ] = None,
     ids: IdsOpt = None,
     groups: GroupsOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     mode: ModeOpt = "solve",
+    repair_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--from", help="--mode repair: the run directory whose failed samples are repaired"
+        ),
+    ] = None,
     attempts: Annotated[
         int, typer.Option("--attempts", "-n", min=1, help="episodes per problem")
     ] = 1,
@@ -231,22 +254,41 @@ def eval_cmd(
             "gateway's per-call cost (claude-code, opencode); summary.json sums it",
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="resume DIR although its run.json differs (recorded in run.json)"
+        ),
+    ] = False,
 ) -> None:
     """Evaluate an agent: episodes in parallel, DIR/summary.json with pass@k by group."""
     from cudaenv.grading.summary import summarise
     from cudaenv.rollout import ResultStore, latest_results, run_episodes
+    from cudaenv.rollout.episode import resolve_agent
+    from cudaenv.rollout.manifest import build_manifest, check_resume, write_manifest
+    from cudaenv.rollout.rundir import RunDir, graded_rows, repair_plan
     from cudaenv.rollout.store import claim_dir
 
     check_mode(mode)
-    if mode == "repair":
+    if (mode == "repair") != (repair_from is not None):
         raise SpecError(
-            "repair mode needs a failing solution per problem; `cudaenv eval` runs solve and optimize",
-            field="mode",
+            "--mode repair needs --from RUN (a run directory whose failed samples it repairs)"
+            if mode == "repair"
+            else f"--from applies to --mode repair, not --mode {mode}",
+            field="from",
         )
+    if repair_from is not None and ray_address:
+        raise SpecError("--mode repair runs on threads or --ray, not --ray-address", field="from")
     box_options = sandbox_options(sandbox, image, gpus, isolation)
-    ks = sorted({int(x) for x in split_csv(k) or ["1"]})
-    spec = _with_prices(_agent_spec(agent, model, base_url, max_turns), agent, prices)
-    suite = selected(source, ids, groups)
+    ks = parse_ks(k, attempts)
+    flags = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
+    sampling = _sampling(agent, flags)
+    spec = _with_prices(_agent_spec(agent, model, base_url, max_turns, sampling), agent, prices)
+    agent_obj = resolve_agent(spec)  # a bad spec or a missing extra: one line, before any work
+    if source is None:
+        run_manifest = RunDir(repair_from).manifest if repair_from is not None else None
+        source = run_manifest.source if run_manifest is not None else "builtin"
+    suite = selected(source, ids, groups, since, until)
     problems = list(suite)
     if mode == "optimize":
         problems = [p for p in problems if p.has_benchmark and p.baseline_solution is not None]
@@ -257,14 +299,35 @@ def eval_cmd(
             )
     if not problems:
         raise SpecError("no problems selected")
-    if max(ks) > attempts:
-        console.print(f"note: pass@{max(ks)} needs --attempts >= {max(ks)}; it is reported as '-'")
+    work: list[Any] = problems
+    repair: dict[str, Any] | None = None
+    if repair_from is not None:
+        work, repair = repair_plan(repair_from, problems, attempts)
+        if not work:
+            raise SpecError(f"{repair_from} has no failed samples with stored files to repair")
+    if sampling is not None and sampling.greedy and max(ks) > 1:
+        err_console.print(
+            f"warning: pass@{max(ks)} at --temperature 0: a deterministic server gives every "
+            "attempt the same reply, so pass@k equals pass@1; sample with a temperature > 0",
+            soft_wrap=True,
+            markup=False,
+        )
     env_options = {"mode": mode, "sandbox": sandbox, "source": source, "max_steps": max_steps}
     if box_options:
         env_options["sandbox_options"] = box_options
-    planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
+    if repair_from is not None:
+        planned = {f"{j.problem.task_id}#{j.attempt}" for j in work}
+    else:
+        planned = {f"{p.task_id}#{a}" for p in problems for a in range(attempts)}
+    window = (parse_day("--since", since), parse_day("--until", until))
+    manifest = build_manifest(
+        agent, agent_obj, sampling, env_options, problems, window, repair_from
+    )
     claim = claim_dir(out)  # writable and ours (one line, exit 2 if not) before any episode
     store = ResultStore(out, "results")
+    stored = next(iter(store.records()), None) is not None
+    manifest = check_resume(out, manifest, has_results=stored, force=force)
+    write_manifest(out, manifest)
     before = {
         key: r
         for key, r in latest_results(store).items()
@@ -284,7 +347,7 @@ def eval_cmd(
         else:
             results = run_episodes(
                 spec,
-                problems,
+                work,
                 attempts=attempts,
                 workers=workers,
                 use_ray=ray,
@@ -309,7 +372,7 @@ def eval_cmd(
         err_console.print(
             interrupted_line(len(records), len(planned), "episodes"), soft_wrap=True, markup=False
         )
-    rows = _graded_rows(records, mode)
+    rows = graded_rows(records, mode)
     summary = summarise(rows, ks)
     statuses = {
         s: sum(r["status"] == s for r in records) for s in ("ok", "agent_error", "infrastructure")
@@ -323,17 +386,23 @@ def eval_cmd(
             "status_counts": statuses,
             "interrupted": bool(stop["signals"]),
             "cost": _run_cost(out, planned),
+            "since": window[0],
+            "until": window[1],
+            "sampling": sampling.model_dump() if sampling is not None else None,
+            "forced": any(r.forced for r in manifest.history),
         }
     )
-    if isinstance(spec, dict) and spec.get("model"):
-        summary["model"] = spec["model"]
+    if manifest.model is not None:
+        summary["model"] = manifest.model
+    if repair is not None:
+        summary["repair"] = repair
     write_summary(out, summary)
     title = f"{summary['agent']} on {source} ({mode}): {summary['problems']} problems"
     console.print(summary_table(summary, ks, title))
     for line in left_out(summary):
         console.print(line, highlight=False)
     if mode == "optimize":
-        console.print(_plot_speedups(rows, out / "speedup.png"))
+        console.print(_plot_speedups(rows, out / "speedup.png"), highlight=False)
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")
     claim.release()
     if stop["signals"]:

@@ -18,17 +18,18 @@ from cudaenv.cli.common import (
     ImageOption,
     IsolationOption,
     KOpt,
-    ModeOpt,
-    OutOpt,
     SandboxOpt,
-    SourceOpt,
+    SinceOpt,
+    UntilOpt,
     WorkersOpt,
+    check_mode,
     console,
     err_console,
     friendly,
+    parse_day,
+    parse_ks,
     sandbox_options,
     selected,
-    split_csv,
 )
 from cudaenv.cli.progress import Reporter, left_out, summary_table, timed, verdict_status
 from cudaenv.cli.runs import INTERRUPTED_EXIT, interrupted_line, stop_on_interrupt, write_summary
@@ -37,38 +38,107 @@ from cudaenv.problems.model import Solution, SourceFile
 
 if TYPE_CHECKING:
     from cudaenv.grading.release_gate import ValidationRow
+    from cudaenv.rollout.rundir import RunDir
 
 
 def _solutions_from(path: Path, rejected: list[SpecError]) -> list[Solution]:
-    """A solutions datapack (malformed lines go to ``rejected``, the rest are graded), or a
-    directory with one sub-directory of files per task_id."""
+    """A solutions datapack (malformed lines go to ``rejected``, the rest are graded), a
+    SWE-bench predictions JSONL, a ``<task_id>.patch`` file, or a directory with one
+    sub-directory of files (or one ``<task_id>.patch``) per task_id (a file that cannot be read
+    as UTF-8 text, a binary left beside the sources, goes to ``rejected`` too, and the rest of
+    its solution is graded)."""
+    from cudaenv.problems.predictions import (
+        PATCH_SUFFIXES,
+        is_predictions,
+        read_patch_file,
+        read_predictions,
+    )
+
+    if is_predictions(path):
+        return read_predictions(path, rejected=rejected)
+    if path.is_file() and path.suffix in PATCH_SUFFIXES:
+        return [read_patch_file(path)]
     if path.is_file():
         from cudaenv.problems.datapack import read_solution_datapack
 
         return read_solution_datapack(path, rejected=rejected)
     if not path.is_dir():
         raise SourceNotFoundError(f"solutions {path} do not exist")
-    sols = []
+    sols = [read_patch_file(p) for p in sorted(path.iterdir()) if p.suffix in PATCH_SUFFIXES]
     for sub in sorted(p for p in path.iterdir() if p.is_dir()):
-        files = [
-            SourceFile(path=f.relative_to(sub).as_posix(), content=f.read_text(encoding="utf-8"))
-            for f in sorted(sub.rglob("*"))
-            if f.is_file()
-        ]
+        files = []
+        for f in sorted(sub.rglob("*")):
+            if not f.is_file():
+                continue
+            try:
+                content = f.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+                rejected.append(SpecError(f"skipped {f.name}: {why}", source=str(f)))
+                continue
+            files.append(SourceFile(path=f.relative_to(sub).as_posix(), content=content))
         sols.append(Solution(task_id=sub.name, files=files))
     return sols
+
+
+def _keyed(sols: list[Solution]) -> list[tuple[str, int, Solution]]:
+    """A pack's solutions keyed ``<task_id>#<n>``, n counting each task's solutions."""
+    counts: dict[str, int] = {}
+    keyed = []
+    for sol in sols:
+        sample = counts.get(sol.task_id, 0)
+        counts[sol.task_id] = sample + 1
+        keyed.append((f"{sol.task_id}#{sample}", sample, sol))
+    return keyed
+
+
+def _run_of(path: Path) -> RunDir | None:
+    """The eval run directory at ``path``, or None for a solutions pack or directory."""
+    from cudaenv.rollout.rundir import RunDir, is_run_dir
+
+    return RunDir(path) if is_run_dir(path) else None
+
+
+def _run_solutions(run: RunDir) -> tuple[list[tuple[str, int, Solution]], int]:
+    """An eval run's samples with stored final files, under the run's own keys; and how many
+    samples had none."""
+    latest = run.latest()
+    keyed, without = [], 0
+    for key, files in sorted(run.solutions().items()):
+        if not files:
+            without += 1
+            continue
+        rec = latest[key]
+        sol = Solution(task_id=rec["task_id"], files=files)
+        keyed.append((key, int(rec.get("attempt", rec.get("sample", 0))), sol))
+    return keyed, without
 
 
 @friendly
 def grade_cmd(
     solutions: Annotated[
-        Path, typer.Argument(help="solutions datapack (.tar.gz) or directory <task_id>/<files>")
+        Path,
+        typer.Argument(
+            help="solutions datapack (.tar.gz), SWE-bench predictions (.jsonl), "
+            "<task_id>.patch, a directory of <task_id>/<files> or <task_id>.patch, or an eval "
+            "run directory (its samples' final files are graded again)"
+        ),
     ],
-    source: SourceOpt = "builtin",
+    source: Annotated[
+        str | None,
+        typer.Option("--source", "-s", help="problem source (default builtin; a run: its own)"),
+    ] = None,
     workers: WorkersOpt = 2,
-    out: OutOpt = Path("graded"),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="results directory (default graded; a run: RUN/regraded)"),
+    ] = None,
     k: KOpt = "1",
-    mode: ModeOpt = "solve",
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="solve | optimize | repair (a run: its own)")
+    ] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     sandbox: SandboxOpt = "local",
     image: ImageOption = None,
     gpus: GpusOption = None,
@@ -76,22 +146,40 @@ def grade_cmd(
 ) -> None:
     """Grade solutions in parallel; write DIR/graded.jsonl and DIR/summary.json (resumable:
     a rerun grades what is missing and what failed for infrastructure reasons). Malformed
-    lines of a pack are reported by line number and the rest graded (exit 1)."""
+    lines of a pack are reported by line number and the rest graded (exit 1). Given an
+    ``eval`` run directory, grades its samples' stored final files again."""
     from cudaenv.grading.grader import grade
     from cudaenv.grading.summary import Graded, summarise
-    from cudaenv.problems.loader import load_suite
     from cudaenv.rollout.pool import DaemonPool
     from cudaenv.rollout.runner import latest_results
     from cudaenv.rollout.store import ResultStore, claim_dir
 
     options = sandbox_options(sandbox, image, gpus, isolation)
-    suite = load_suite(source)
+    ks = parse_ks(k)
     rejected: list[SpecError] = []
-    sols = _solutions_from(solutions, rejected)
-    ks = [int(x) for x in split_csv(k) or ["1"]]
-    missing = sorted({s.task_id for s in sols} - set(suite.ids))
+    run = _run_of(solutions)
+    if run is not None:
+        source = source or (run.manifest.source if run.manifest else None)
+        mode = mode or run.mode
+        out = out or solutions / "regraded"
+    source, mode, out = source or "builtin", mode or "solve", out or Path("graded")
+    check_mode(mode)
+    suite = selected(source, None, None, since, until)
+    extra: dict[str, object] = {
+        "since": parse_day("--since", since),
+        "until": parse_day("--until", until),
+    }
+    if run is not None:
+        keyed, extra["without_files"] = _run_solutions(run)
+        extra["regraded_from"] = str(solutions)
+    else:
+        keyed = _keyed(_solutions_from(solutions, rejected))
+    if since or until:  # the release window: solutions of other problems are left out
+        keyed = [(key, n, sol) for key, n, sol in keyed if sol.task_id in suite.ids]
+    missing = sorted({sol.task_id for _, _, sol in keyed} - set(suite.ids))
     if missing:  # before --out is created: a bad input leaves nothing behind
         raise SourceNotFoundError(f"solutions for unknown task_id(s) {missing[:5]} in {source}")
+    sols = [sol for _, _, sol in keyed]
     claim = claim_dir(out)  # writable and ours (one line, exit 2 if not) before any grading
     store = ResultStore(out, "graded")
     done = {  # an infrastructure failure is graded again
@@ -99,14 +187,7 @@ def grade_cmd(
         for key, r in latest_results(store).items()
         if (r.get("verdict") or {}).get("failure") != "infrastructure"
     }
-    counts: dict[str, int] = {}
-    jobs = []
-    for sol in sols:
-        sample = counts.get(sol.task_id, 0)
-        counts[sol.task_id] = sample + 1
-        key = f"{sol.task_id}#{sample}"
-        if key not in done:
-            jobs.append((key, sample, sol))
+    jobs = [job for job in keyed if job[0] not in done]
 
     def run(job: tuple[str, int, Solution]) -> dict:
         key, sample, sol = job
@@ -146,10 +227,17 @@ def grade_cmd(
     summary = summarise(rows, ks)
     summary["interrupted"] = bool(stop["signals"])
     summary["rejected_lines"] = [str(exc) for exc in rejected]
+    summary.update(extra)
     write_summary(out, summary)
     console.print(summary_table(summary, ks, f"grade {solutions.name} on {source}"))
     for line in left_out(summary):
         console.print(line, highlight=False)
+    if extra.get("without_files"):
+        console.print(
+            f"{extra['without_files']} sample(s) of {solutions} have no stored solution files "
+            "(never graded, or stored by an older cudaenv): not graded",
+            highlight=False,
+        )
     console.print(f"results: {store.path}  summary: {out / 'summary.json'}")
     claim.release()
     for exc in rejected:
@@ -193,8 +281,10 @@ def validate(
     seed: Annotated[int, typer.Option("--seed", help="which --sample")] = 0,
 ) -> None:
     """The release gate: specs valid, references build (and pass with a GPU), NOP fails, and
-    a generated problem's mutants fail where its tests run (``validate generated --sample N``)."""
+    a generated problem's mutants fail where its tests run (``validate generated --sample N``);
+    a repository task's six transitions (``cudaenv.rollout.repo_gate``)."""
     from cudaenv.grading.release_gate import validate_problem
+    from cudaenv.rollout.repo_gate import validate_repository
     from cudaenv.sandbox.base import declare_workers
 
     options = sandbox_options(sandbox, image, gpus, isolation)
@@ -211,7 +301,11 @@ def validate(
     with progress as report, ThreadPoolExecutor(workers) as pool:
         futs = [
             pool.submit(
-                timed(validate_problem), p, sandbox=sandbox, sandbox_options=options, rounds=rounds
+                timed(validate_repository if p.repository is not None else validate_problem),
+                p,
+                sandbox=sandbox,
+                sandbox_options=options,
+                rounds=rounds,
             )
             for p in suite
         ]

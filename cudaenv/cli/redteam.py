@@ -23,7 +23,7 @@ from cudaenv.cli.common import (
 from cudaenv.cli.progress import Reporter
 from cudaenv.errors import SpecError
 
-# only the agent's sandbox: the grader's is always local
+# the agent's sandbox; the grader's is local unless an exploit names a pool for both (Exploit.pooled)
 AgentSandboxOpt = Annotated[str, typer.Option("--sandbox", help=f"agent sandbox: {BACKEND_NAMES}")]
 
 
@@ -66,8 +66,11 @@ def redteam_cmd(
     ]
     with Reporter(console, "red team", len(chosen)) as report:
         for e in chosen:
-            if (e.slow and not slow and not names) or (e.needs_gpu and not gpu):
+            elsewhere = e.backends is not None and sandbox not in e.backends
+            if elsewhere or (e.slow and not slow and not names) or (e.needs_gpu and not gpu):
                 why = "needs a GPU" if e.needs_gpu and not gpu else "slow (--slow)"
+                if elsewhere:
+                    why = f"{', '.join(e.backends or ())} sandbox only"
                 table.add_row(e.name, e.cls, "-", "-", "", f"[dim]skipped: {why}[/]")
                 report.item(e.name, "skipped", None, why)
                 continue

@@ -25,11 +25,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gymnasium import spaces
+
 from cudaenv.env.tools import MAX_ACTION_CHARS, TOOL_ARGS, ToolCall, parse_action
 from cudaenv.errors import ToolError
 
 __all__ = [
     "MAX_CALLS_PER_REPLY",
+    "ActionSpace",
     "ParsedCall",
     "Reply",
     "no_call_help",
@@ -221,3 +224,16 @@ def parse_reply(action: Any) -> Reply:
     err = _call(action, "")
     content = json.dumps(action, default=str)
     return Reply(calls=[err], message={"role": "assistant", "content": content}, kind="invalid")
+
+
+class ActionSpace(spaces.Text):
+    """The env's action space: model text over the charset (what ``sample()`` draws), and
+    every structured form :func:`parse_reply` runs: ``contains`` is True for a tool call
+    dict, its JSON, an OpenAI tool call or message whose calls all parse, so
+    ``env.action_space.contains({"tool": "submit", "args": {}})`` holds."""
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, str):
+            return super().contains(x)
+        reply = parse_reply(x)
+        return reply.kind == "calls" and all(c.call is not None for c in reply.calls)

@@ -17,13 +17,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from cudaenv.env.actions_text import parse_reply
+from cudaenv.env.actions_text import ActionSpace, parse_reply
 from cudaenv.env.aio import Offloader
 from cudaenv.env.external import ExternalDriving, Instruction
 from cudaenv.env.info import terminal_info
 from cudaenv.env.instructions import SYSTEM_PROMPT, task_text, with_tools
 from cudaenv.env.messages import join_observations, reply_messages, step_records
-from cudaenv.env.modes import can_optimize, check_mode
+from cudaenv.env.modes import RESET_OPTIONS, can_optimize, check_mode, reset_options
 from cudaenv.env.run_tool import run_reply
 from cudaenv.env.text import MAX_OBS_CHARS, clip, text_space, to_charset
 from cudaenv.env.tokens import count_tokens
@@ -37,9 +37,8 @@ from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Mode, Problem, Solution, SourceFile
 from cudaenv.problems.suite import Suite
 from cudaenv.sandbox import make_sandbox
+from cudaenv.sandbox import sandbox_options as check_sandbox_options
 from cudaenv.sandbox.base import Sandbox
-
-RESET_OPTIONS = frozenset({"task_id", "mode"})
 
 
 class CudaEnv(ExternalDriving, gym.Env[str, str]):
@@ -117,10 +116,12 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         self.grader: Grader = grade_here if grader is None else grader
         self._sandbox_spec = sandbox
         self._sandbox_options = dict(sandbox_options or {})
+        if isinstance(sandbox, str):  # a typo in an option fails here, naming it, not at reset
+            check_sandbox_options(sandbox, self._sandbox_options)
         self._grading_sandbox = grading_sandbox or sandbox
         self._repair_verdict = repair_verdict
         self.observation_space = text_space(MAX_OBS_CHARS + 200, 0)
-        self.action_space = text_space(MAX_ACTION_CHARS, 1)
+        self.action_space = text_space(MAX_ACTION_CHARS, 1, ActionSpace)
         self._sandbox: Sandbox | None = None
         self._done = True
         self.trajectory: Trajectory | None = None
@@ -227,8 +228,8 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
                 ``tools`` (list of OpenAI function schemas, as ``env.tools``).
 
         Raises:
-            SpecError: an option other than ``task_id`` and ``mode``, or a task_id that is
-                not a string. ProblemNotFoundError: an unknown task_id (naming close
+            SpecError: options that are not a dict, an option other than ``task_id``
+                and ``mode``, or a task_id that is not a string. ProblemNotFoundError: an unknown task_id (naming close
                 matches). ModeError: an unknown mode, optimize mode without a benchmark and
                 baseline, repair mode without ``repair_solution``. These three are raised
                 before the running episode is touched. SandboxError: the sandbox failed.
@@ -236,7 +237,7 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         super().reset(seed=seed)
         if seed is not None:
             self.action_space.seed(seed)
-        opts = dict(options or {})
+        opts = reset_options(options)
         if unknown := sorted(set(opts) - RESET_OPTIONS):
             raise SpecError(
                 f"unknown reset option(s) {unknown}; expected {sorted(RESET_OPTIONS)}",
@@ -253,6 +254,10 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         files = self._start_files()
         for f in files:
             self._sandbox.write_file(f.path, f.content)
+        if problem.repository is not None:  # a checkout and its build tree, not files
+            from cudaenv.env.repo_workspace import seed
+
+            seed(self._sandbox, problem, self._grading_factory())
         paths = sorted(f.path for f in files)
         task = to_charset(task_text(problem, mode, paths, repair_verdict=self._repair_verdict))
         text = with_tools(task)
@@ -380,8 +385,9 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
         """:meth:`step` on the shared bounded thread pool; one call at a time per env."""
         return await self._offload.run(self.step, action)
 
-    def workspace_solution(self) -> list[SourceFile]:
-        """The workspace's text files minus unchanged visible files, sources first."""
+    def workspace_solution(self) -> list[SourceFile] | Solution:
+        """The workspace's text files minus unchanged visible files, sources first (for a
+        repository task: the checkout's diff, a Solution)."""
         return collect_solution(self.sandbox, self.problem)
 
     def _grade(self) -> Verdict:
@@ -402,13 +408,13 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
             files = self.workspace_solution()
         except SandboxError as exc:
             return masked(f"could not collect the workspace: {exc}")
+        if self.trajectory is not None:  # what is graded, kept: a run can be graded again
+            self.trajectory.solution_files = files
         # escape: close the agent's sandbox before grading, so nothing it left running (a
         # process rewriting files, a CPU or GPU hog slowing the baseline's timing) outlives the
         # episode into the grading window
         self._close_sandbox()
-        sandbox = self._grading_sandbox
-        # the agent's sandbox may have network (CLI agents reach their model server); grading never
-        options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
+        sandbox, options = self._grading_target()
         request = GradeRequest(
             problem=self.problem,
             files=files,
@@ -421,6 +427,19 @@ class CudaEnv(ExternalDriving, gym.Env[str, str]):
             return self.grader(request)
         except Exception as exc:
             return masked(f"grading raised {type(exc).__name__}: {exc}")
+
+    def _grading_target(self) -> tuple[str | Callable[[], Sandbox], dict[str, Any]]:
+        """Where grading runs: the grading sandbox and its options (never the network; the
+        agent's sandbox may have it: CLI agents reach their model server)."""
+        options = {k: v for k, v in self._sandbox_options.items() if k != "network"}
+        return self._grading_sandbox, options
+
+    def _grading_factory(self) -> Callable[[], Sandbox]:
+        """Sandboxes made as grading makes them (a repository task's pre-built tree)."""
+        from cudaenv.grading.repo_grader import repo_factory
+
+        sandbox, options = self._grading_target()
+        return repo_factory(sandbox, None if callable(sandbox) else options)
 
     def render(self) -> str | None:  # type: ignore[override]
         if self.render_mode != "ansi" or self.trajectory is None:

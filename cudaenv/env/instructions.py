@@ -37,6 +37,10 @@ def task_text(
 ) -> str:
     """The instruction without its list of env tools: what a driver that brings its own
     tools (a CLI agent, a gateway) shows its model."""
+    if problem.repository is not None:  # a checkout, not a file listing
+        from cudaenv.env.repo_workspace import task_text as repo_text
+
+        return repo_text(problem, mode)
     parts = [
         f"# Task {problem.task_id} ({problem.group}, mode: {mode})",
         "",

@@ -77,11 +77,31 @@ def register_suite(suite: Suite, *, override: bool = False) -> list[str]:
     return [_register(p.task_id, suite.source, p, override=override) for p in suite]
 
 
+def _spec(eid: str, entry_point: str, kwargs: dict[str, Any]) -> gym.envs.registration.EnvSpec:
+    """The spec ``gymnasium.make`` would have set: the id, entry point and these kwargs."""
+    from gymnasium.envs.registration import EnvSpec
+
+    return EnvSpec(id=eid, entry_point=entry_point, kwargs=kwargs, disable_env_checker=True)
+
+
 def make(problem: Problem | str, *, source: str = "builtin", **options: Any) -> Any:
-    """Make a CudaEnv for a problem (object or task_id in ``source``)."""
+    """Make a CudaEnv for a problem (object or task_id in ``source``); its ``spec`` is the
+    one ``gymnasium.make`` gives (``spec.id`` is :func:`env_id` of the task). For a question
+    (a :class:`~cudaenv.questions.model.Question`, or a task_id of a question source) a
+    :class:`~cudaenv.questions.env.QuestionEnv`."""
+    from cudaenv.questions.model import Question
+    from cudaenv.questions.source import is_question_source
+
+    if isinstance(problem, Question) or (isinstance(problem, str) and is_question_source(source)):
+        from cudaenv.questions.env import QuestionEnv
+
+        return QuestionEnv(problem, source=source, **options)
     from cudaenv.env.core import CudaEnv
 
-    return CudaEnv(problem, source=source, **options)
+    env = CudaEnv(problem, source=source, **options)
+    kwargs = {"problem": problem, "source": source, **options}
+    env.spec = _spec(env_id(env.problem.task_id), ENTRY_POINT, kwargs)
+    return env
 
 
 def make_suite(
@@ -92,7 +112,16 @@ def make_suite(
     mode: Mode = "solve",
     **options: Any,
 ) -> Any:
-    """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset."""
+    """A :class:`~cudaenv.env.suite.SuiteEnv`: one env that draws a task per reset (for a
+    question source, a :class:`~cudaenv.questions.env.QuestionEnv` drawing a question)."""
     from cudaenv.env.suite import SuiteEnv
+    from cudaenv.questions.source import is_question_source
 
-    return SuiteEnv(source, ids=ids, groups=groups, mode=mode, **options)
+    if is_question_source(source):
+        from cudaenv.questions.env import question_suite_env
+
+        return question_suite_env(source, ids, groups, **options)
+    env = SuiteEnv(source, ids=ids, groups=groups, mode=mode, **options)
+    kwargs = {"source": source, "ids": ids, "groups": groups, "mode": mode, **options}
+    env.spec = _spec(SUITE_ID, SUITE_ENTRY_POINT, kwargs)
+    return env

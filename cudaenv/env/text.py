@@ -46,15 +46,17 @@ def clip(text: str, limit: int = MAX_OBS_CHARS) -> str:
 
 
 @functools.cache
-def _text_prototype(max_length: int, min_length: int) -> spaces.Text:
+def _text_prototype(max_length: int, min_length: int, cls: type | None) -> spaces.Text:
     from gymnasium import spaces
 
-    return spaces.Text(max_length=max_length, min_length=min_length, charset=CHARSET)
+    kind = cls or spaces.Text
+    return kind(max_length=max_length, min_length=min_length, charset=CHARSET)
 
 
-def text_space(max_length: int, min_length: int) -> spaces.Text:
-    """A Text space over CHARSET: a copy of one prototype (building its character tables
-    takes ~1 ms, paid by every env made on an event loop) with its own, unseeded RNG."""
-    space = copy.copy(_text_prototype(max_length, min_length))
+def text_space(max_length: int, min_length: int, cls: type | None = None) -> spaces.Text:
+    """A Text space over CHARSET (of class ``cls``, a ``spaces.Text`` subclass): a copy of
+    one prototype (building its character tables takes ~1 ms, paid by every env made on an
+    event loop) with its own, unseeded RNG."""
+    space = copy.copy(_text_prototype(max_length, min_length, cls))
     space._np_random = None
     return space

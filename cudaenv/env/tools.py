@@ -11,7 +11,7 @@ import functools
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cudaenv.errors import ToolError
 
@@ -30,6 +30,14 @@ class BashArgs(BaseModel):
         le=MAX_BASH_TIMEOUT_S,
         description="Seconds before the command is killed.",
     )
+
+    @field_validator("command")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        # no argv or shell string can hold one: the model's mistake, an error observation
+        if "\x00" in value:
+            raise ValueError("a command cannot contain a NUL byte (\\x00)")
+        return value
 
 
 class WriteFileArgs(BaseModel):

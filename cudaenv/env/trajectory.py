@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cudaenv.grading.verdict import Verdict
-from cudaenv.problems.model import Mode
+from cudaenv.problems.model import Mode, SourceFile
 
 
 class StepRecord(BaseModel):
@@ -38,13 +38,22 @@ class Turn(BaseModel):
 
 
 class Trajectory(BaseModel):
-    """One episode: what the agent did, what it saw, how it was graded."""
+    """One episode: what the agent did, what it saw, how it was graded.
+
+    ``turns`` holds every model reply as returned (assistant text, reasoning, tool calls;
+    token ids and logprobs in training mode); ``messages`` the conversation as the agent
+    sent it, ending with its last reply (a model agent fills it); ``solution_files`` the
+    files collected from the workspace and graded, so a run can be graded again or
+    repaired without replaying its steps.
+    """
 
     task_id: str
     mode: Mode
     instruction: str
     steps: list[StepRecord] = Field(default_factory=list)
-    turns: list[Turn] = Field(default_factory=list)  # per model reply, training mode
+    turns: list[Turn] = Field(default_factory=list)  # per model reply
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    solution_files: list[SourceFile] | None = None  # None: the episode was never graded
     verdict: Verdict | None = None
     reward: float = 0.0
     terminated: bool = False

@@ -11,9 +11,11 @@ The protocol, over one socket (``multiprocessing.connection`` framing): lists of
 ``("call", call_id, env_id, rank, method, payload)`` and ``("drop", env_id, rank)``;
 ``payload`` is a pickle of ``(ctor, args, kwargs)`` (``ctor``: the env's constructor
 arguments, sent with its first call), unpickled here so a bad one fails its call, not the
-worker; replies ``(call_id, pickle of (ok, value, state))``. The worker exits when the socket
-closes (its owner exited) or its owner dies (``PR_SET_PDEATHSIG``), closing its envs'
-sandboxes on the way out.
+worker; replies ``(call_id, pickle of (ok, value, state))``. ``("ping",)`` is answered at
+once by the receiving thread with ``(PONG, b"")``: the owner's liveness check
+(:mod:`cudaenv.env.worker_watch`). The worker exits when the socket closes (its owner exited)
+or its owner dies (``PR_SET_PDEATHSIG``, and a guardian that also wakes a stopped worker:
+:mod:`cudaenv.env.worker_guard`), closing its envs' sandboxes on the way out.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from cudaenv.env.aio import DaemonExecutor
+from cudaenv.env.worker_guard import start_guardian
 from cudaenv.errors import CudaEnvError, SpecError
 
-__all__ = ["EnvState", "serve"]
+__all__ = ["PONG", "EnvState", "serve"]
 
+PONG = -1  # the call id of a reply to a ping
 PR_SET_PDEATHSIG = 1
 # the methods a ProcessEnv may call (anything else is refused before it reaches an env)
 METHODS = frozenset({"reset", "step", "submit", "close"})
@@ -187,7 +191,9 @@ class _Server:
             except (EOFError, OSError):
                 return
             for msg in batch:
-                if msg[0] == "call":
+                if msg[0] == "ping":
+                    self.reply(PONG, b"")
+                elif msg[0] == "call":
                     _, call_id, env_id, rank, method, payload = msg
                     self.pool.submit_ranked(rank, self.call, call_id, env_id, method, payload)
                 elif msg[0] == "drop":
@@ -207,6 +213,7 @@ def serve(fd: int, threads: int, parent: int) -> None:
     signal.signal(signal.SIGTERM, _exit_on_term)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C reaches the owner, which exits
     _die_with_parent(parent)
+    start_guardian(parent)  # before any thread starts: it forks
     server = _Server(Connection(fd), threads)
     try:
         server.run()

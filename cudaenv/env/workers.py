@@ -6,9 +6,12 @@ the loop's process only queues requests and reads replies: a sender and a reader
 worker, each blocked in a socket call almost all the time.
 
 A worker is started with ``python -c`` (not ``multiprocessing``'s spawn, which re-runs the
-trainer's main script in the child) and the owner's ``sys.path``; it dies with its owner
-(:mod:`cudaenv.env.worker_main`). A worker that dies fails its pending calls with
-:class:`~cudaenv.errors.WorkerError` and is replaced for new episodes. Its bound is
+trainer's main script in the child) and the owner's ``sys.path``; it dies with its owner,
+stopped or not (:mod:`cudaenv.env.worker_main`, :mod:`cudaenv.env.worker_guard`). A worker
+that dies fails its pending calls with :class:`~cudaenv.errors.WorkerError` and is replaced
+for new episodes; one that is stopped or stops answering is killed first
+(:mod:`cudaenv.env.worker_watch`), and a new episode never goes to a worker whose process has
+exited, even before its reader has noticed. Its bound is
 ``CUDAENV_PROCESS_WORKERS`` (default: one per CPU, 2 to 16), each running
 ``ceil(async threads / workers)`` calls at once, so the whole pool runs as many calls as the
 thread pool would (``CUDAENV_ASYNC_THREADS``).
@@ -24,6 +27,7 @@ import math
 import os
 import pickle
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -31,7 +35,10 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
+from cudaenv.env import worker_watch
 from cudaenv.env.aio import async_threads, positive_int_env, process_cpus
+from cudaenv.env.worker_main import PONG
+from cudaenv.env.worker_watch import ProcessProbe, Watchdog
 from cudaenv.errors import WorkerError
 
 __all__ = ["ENV_VAR", "WorkerPool", "process_workers", "worker_pool"]
@@ -72,7 +79,50 @@ class Worker:
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Reply]]] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count()
+        self._probe: ProcessProbe | None = None
+        self._death: str | None = None  # why the watchdog killed it
+        self._stopped_since: float | None = None
+        self._ping_at: float | None = None  # when the unanswered ping went out
         threading.Thread(target=self._send_loop, name="cudaenv-worker-send", daemon=True).start()
+
+    # liveness ------------------------------------------------------------------------
+    def usable(self) -> bool:
+        """Alive, its process not exited, and not seen stopped by the watchdog (a pidfd
+        check, no ``/proc`` read: it runs on the event loop at every placement)."""
+        return not self.exited() and self._stopped_since is None
+
+    def exited(self) -> bool:
+        """Its process has exited (known at once, before the reader sees the socket end)."""
+        return not self.alive or (self._probe is not None and self._probe.exited())
+
+    def check(self, now: float) -> None:
+        """The watchdog's look (:mod:`cudaenv.env.worker_watch`): kill it when it has been
+        stopped too long or leaves a ping unanswered while calls wait on it."""
+        probe = self._probe
+        if not self.alive or probe is None or probe.exited():
+            return  # not started yet, or its reader fails what is pending
+        if probe.stopped():
+            self._stopped_since = self._stopped_since or now
+            if now - self._stopped_since >= worker_watch.STOPPED_GRACE_S:
+                self.kill(f"was stopped (SIGSTOP) for {worker_watch.STOPPED_GRACE_S:g} s")
+            return
+        self._stopped_since = None
+        with self._lock:
+            waiting = bool(self._pending)
+        if not waiting:
+            self._ping_at = None
+        elif self._ping_at is None:
+            self._ping_at = now
+            self._outbox.put([("ping",)])
+        elif now - self._ping_at >= worker_watch.UNRESPONSIVE_S:
+            self.kill(f"did not answer a ping within {worker_watch.UNRESPONSIVE_S:g} s")
+
+    def kill(self, why: str) -> None:
+        """SIGKILL the process; its pending calls fail with WorkerError saying ``why``."""
+        self._death = why
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
 
     # the loop's side -----------------------------------------------------------------
     def call(self, env_id: int, rank: int, method: str, payload: bytes) -> asyncio.Future[Reply]:
@@ -129,6 +179,7 @@ class Worker:
         finally:
             theirs.close()
         self.pid = self._proc.pid
+        self._probe = ProcessProbe(self.pid)
         return Connection(ours.detach())
 
     def _send_loop(self) -> None:
@@ -151,8 +202,11 @@ class Worker:
         while True:
             try:
                 call_id, data = self._conn.recv()
-            except (EOFError, OSError, pickle.UnpicklingError):
-                break
+            except (EOFError, OSError, pickle.UnpicklingError, TypeError, ValueError):
+                break  # TypeError/ValueError: the sender closed the connection under us (stop)
+            if call_id == PONG:
+                self._ping_at = None
+                continue
             try:
                 reply: Reply = pickle.loads(data)
             except Exception as exc:  # a class the owner cannot import, a truncated reply
@@ -162,7 +216,10 @@ class Worker:
             if entry is not None:
                 _resolve(entry, reply)
         code = self._proc.wait()
-        self._fail(f"worker process {self.pid} exited (status {code}); its episodes are lost")
+        how = self._death or f"exited (status {code})"
+        self._fail(f"worker process {self.pid} {how}; its episodes are lost")
+        if self._probe is not None:
+            self._probe.close()
 
     def _fail(self, why: str) -> None:
         with self._lock:
@@ -199,6 +256,7 @@ class WorkerPool:
         self.threads_each = threads_each
         self._workers: list[Worker] = []
         self._lock = threading.Lock()
+        self._watchdog = Watchdog(self, lambda pool: pool.workers)  # type: ignore[attr-defined]
 
     @property
     def workers(self) -> list[Worker]:
@@ -206,12 +264,16 @@ class WorkerPool:
             return list(self._workers)
 
     def place(self) -> Worker:
-        """The worker a new episode lives in (a dead one is replaced, lazily)."""
+        """The worker a new episode lives in: the usable one holding the fewest. One whose
+        process has exited is dropped at once (its reader may not know yet); one the watchdog
+        saw stopped is passed over (and killed soon), a new one started in its stead."""
         with self._lock:
-            self._workers = [w for w in self._workers if w.alive]
-            if len(self._workers) < self.size:
-                self._workers.append(Worker(self.threads_each))
-            worker = min(self._workers, key=lambda w: w.envs)
+            self._workers = [w for w in self._workers if not w.exited()]
+            usable = [w for w in self._workers if w.usable()]
+            if len(self._workers) < self.size or not usable:
+                usable.append(Worker(self.threads_each))
+                self._workers.append(usable[-1])
+            worker = min(usable, key=lambda w: w.envs)
             worker.envs += 1
             return worker
 

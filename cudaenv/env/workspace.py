@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from cudaenv.errors import CudaEnvError
-from cudaenv.problems.model import Problem, SourceFile
+from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.sandbox.base import Sandbox
 
 SOURCE_FIRST = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c", ".py")
 
 
-def collect_solution(box: Sandbox, problem: Problem) -> list[SourceFile]:
-    """The workspace's text files minus unchanged visible files, sources first."""
+def collect_solution(box: Sandbox, problem: Problem) -> list[SourceFile] | Solution:
+    """The workspace's text files minus unchanged visible files, sources first; for a
+    repository task, the diff of the checkout (:mod:`cudaenv.env.repo_workspace`)."""
+    if problem.repository is not None:
+        from cudaenv.env.repo_workspace import collect
+
+        return collect(box, problem)
     pristine = {f.path: f.content for f in problem.context_files}
     out: list[SourceFile] = []
     for path in box.list_files():

@@ -1,19 +1,36 @@
-"""The three APIs the gateway speaks: which path is which, their error shapes and usage.
+"""The three APIs the gateway speaks: the closed set of routes, error shapes and usage.
 
-Paths are read with or without the ``/v1`` prefix (a client whose base URL lacks it still
-works). Generation calls (``chat``, ``responses``, ``messages``) are counted against the
-budget and captured as turns; the auxiliary ones (token counting, model listings) are only
-forwarded and recorded.
+A request is forwarded only when its path, as the client sent it (:func:`resolve` reads the
+raw path: no percent-escapes, no dot segments, no empty segments), is one of a fixed set of
+routes; paths are read with or without the ``/v1`` prefix (a client whose base URL lacks it
+still works). The route forwarded is the canonical one, appended to the upstream's fixed API
+root: nothing the client sends can choose another path on the upstream. Generation calls
+(``chat``, ``responses``, ``messages``) are counted against the budget and captured as
+turns; the auxiliary ones (token counting, model listings) are only forwarded and recorded.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import parse_qsl, urlencode
 
 from pydantic import BaseModel
 
-__all__ = ["Api", "Family", "Usage", "api_of", "error_body", "family_of", "is_aux", "route"]
+__all__ = [
+    "Api",
+    "Family",
+    "Route",
+    "Usage",
+    "api_of",
+    "error_body",
+    "family_of",
+    "is_aux",
+    "resolve",
+    "route",
+]
 
 Api = Literal["chat", "responses", "messages"]
 Family = Literal["openai", "anthropic"]
@@ -24,6 +41,10 @@ GENERATION: dict[str, Api] = {
     "/messages": "messages",
 }
 _AUX_POST = {"/messages/count_tokens"}
+_MODEL_ID = re.compile(r"/models/[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}")
+_SEGMENT = re.compile(r"[A-Za-z0-9_.:@+-]+")
+#: query parameters forwarded (claude-code's ``?beta=true``); any other is dropped
+QUERY_KEYS = frozenset({"beta", "api-version"})
 _ANTHROPIC_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -40,6 +61,46 @@ def route(path: str) -> str:
     return path[3:] if path == "/v1" or path.startswith("/v1/") else path
 
 
+@dataclass(frozen=True)
+class Route:
+    """A request the gateway forwards: its canonical path (after ``/v1``), with the allowed
+    query parameters, and its generation API (None: auxiliary)."""
+
+    path: str
+    query: str
+    api: Api | None
+
+    @property
+    def target(self) -> str:
+        """What follows the upstream's API root."""
+        return f"{self.path}?{self.query}" if self.query else self.path
+
+
+def resolve(method: str, raw_path: str) -> Route | None:
+    """The route of a request line's ``raw_path`` (undecoded, query included), or None when it
+    is not one of the closed set (module docstring).
+
+    >>> resolve("POST", "/v1/messages?beta=true")
+    Route(path='/messages', query='beta=true', api='messages')
+    >>> [resolve("GET", p) for p in ("/v1/models/../../x", "/v1/models/%2e%2e/x", "/v1/models/..%2fx")]
+    [None, None, None]
+    """
+    path, _, query = raw_path.partition("?")
+    if not path.startswith("/") or "%" in path or "\\" in path:
+        return None
+    segments = path[1:].split("/")
+    if path.endswith("/"):
+        segments.pop()  # one trailing slash is tolerated
+    if not segments or any(s in ("", ".", "..") or not _SEGMENT.fullmatch(s) for s in segments):
+        return None
+    sub = route("/" + "/".join(segments))
+    api = api_of(method, sub)
+    if api is None and not is_aux(method, sub):
+        return None
+    pairs = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k in QUERY_KEYS]
+    return Route(sub, urlencode(pairs), api)
+
+
 def api_of(method: str, path: str) -> Api | None:
     """The generation API a request calls, or None."""
     return GENERATION.get(route(path).rstrip("/")) if method == "POST" else None
@@ -50,7 +111,7 @@ def is_aux(method: str, path: str) -> bool:
     sub = route(path).rstrip("/")
     if method == "POST":
         return sub in _AUX_POST
-    return method in ("GET", "HEAD") and (sub == "/models" or sub.startswith("/models/"))
+    return method in ("GET", "HEAD") and (sub == "/models" or bool(_MODEL_ID.fullmatch(sub)))
 
 
 def family_of(path: str) -> Family:

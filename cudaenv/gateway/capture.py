@@ -4,22 +4,30 @@ Bodies are kept as redacted text up to the session's ``body_cap_bytes`` (``*_tru
 says when more was cut; ``*_bytes`` is the whole size). A successful generation call also
 carries its :class:`~cudaenv.env.trajectory.Turn` (token ids, logprobs, the raw message) and
 its usage; a call the gateway refused or could not forward carries ``error`` and, for a
-budget, ``refused`` (the truncation reason).
+budget, ``refused`` (the truncation reason). A 200 whose body is not JSON, or that reports
+no usage the session asked for, is recorded with an ``error`` too. ``fault`` says whose
+failure a failed call was, by the rule of :mod:`cudaenv.faults`: the upstream's or the
+gateway's ("infrastructure") or the client's ("agent": a route, a body the gateway refused).
+``agent_turn`` marks a request that offered tools (the agent's loop, not a CLI's side call)
+and ``tool_results`` the results it carried back for earlier calls of the session
+(:mod:`cudaenv.gateway.steps`).
 """
 
 from __future__ import annotations
 
 import gzip
 import zlib
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from cudaenv.env.trajectory import Turn
+from cudaenv.faults import status_fault
 from cudaenv.gateway.apis import Api, Usage
 from cudaenv.gateway.config import Price
 from cudaenv.gateway.redact import Redactor
 from cudaenv.gateway.replies import final_body, turn_of
+from cudaenv.gateway.steps import ToolResult
 
 __all__ = ["CallRecord", "capped", "cost_usd", "decoded", "summarise"]
 
@@ -50,6 +58,9 @@ class CallRecord(BaseModel):
     turn: Turn | None = None
     error: str | None = None
     refused: str | None = None  # the truncation reason of a budget refusal
+    fault: Literal["agent", "infrastructure"] | None = None  # a failed call: whose doing
+    agent_turn: bool = False  # the request offered tools
+    tool_results: dict[str, ToolResult] = Field(default_factory=dict)
 
 
 def capped(data: bytes, cap: int, redactor: Redactor) -> tuple[str, bool]:
@@ -90,17 +101,24 @@ def cost_usd(usage: Usage, price: Price | None) -> float | None:
 
 
 def summarise(
-    api: Api, status: int, raw: bytes, streamed: bool
-) -> tuple[Usage, Turn | None, str | None, str | None]:
-    """(usage, turn, the upstream's model, error) read from a reply's body."""
+    api: Api, status: int, raw: bytes, streamed: bool, usage_expected: bool = True
+) -> tuple[Usage, Turn | None, str | None, str | None, str | None]:
+    """(usage, turn, the upstream's model, error, fault) read from a reply's body."""
     body: dict[str, Any] | None = final_body(api, raw, streamed)
     if body is None:
-        return Usage(), None, None, None if status < 400 else f"upstream answered {status}"
+        if status < 400:  # a model server that answers garbage has failed
+            error = f"upstream answered {status} with a body that is not JSON"
+            return Usage(), None, None, error, "infrastructure"
+        return Usage(), None, None, f"upstream answered {status}", status_fault(status)
     usage = Usage.of(api, body.get("usage"))
     model = body.get("model") if isinstance(body.get("model"), str) else None
     if status >= 400 or body.get("error"):
-        return usage, None, model, _error_text(status, body.get("error"))
-    return usage, turn_of(api, body), model, None
+        fault = status_fault(status) if status >= 400 else "infrastructure"
+        return usage, None, model, _error_text(status, body.get("error")), fault
+    error = None
+    if usage_expected and not usage.reported:  # neither the budget nor the cost can see it
+        error = f"upstream answered {status} without usage"
+    return usage, turn_of(api, body), model, error, None
 
 
 def _error_text(status: int, err: Any) -> str:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from cudaenv.errors import SpecError
 
-__all__ = ["Budget", "Price", "PriceTable", "SessionConfig", "Upstream"]
+__all__ = ["Budget", "Price", "PriceTable", "SessionConfig", "SessionLimits", "Upstream"]
 
 Auth = Literal["auto", "bearer", "x-api-key", "none"]
 
@@ -48,6 +48,12 @@ class Upstream(_Model):
     def _http(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {value!r}")
+        rest = value.split("://", 1)[1]
+        if any(c in rest for c in "?#@%\\") or "/." in rest or "//" in rest:
+            raise ValueError(
+                f"base_url must be a plain origin and path (no query, fragment, credentials, "
+                f"escapes or dot segments), got {value!r}"
+            )
         return value.rstrip("/")
 
     def key(self) -> str | None:
@@ -65,11 +71,32 @@ class Upstream(_Model):
 
 
 class Budget(_Model):
-    """Limits of one episode's model use; None = unlimited. Past one, requests are refused."""
+    """Limits of one episode's model use; None = unlimited. Past one, requests are refused.
+
+    Tokens are held by reservation: a call reserves its output limit (its ``max_tokens``,
+    capped to what is left, and sent upstream so capped) before it is forwarded, and the
+    reservation is settled with the call's real usage; concurrent calls cannot all spend the
+    same tokens. Only a call's input can overrun the budget. A reply that reports no usage
+    keeps its whole reservation.
+    """
 
     max_requests: int | None = Field(None, ge=1)  # generation requests forwarded
     max_tokens: int | None = Field(None, ge=1)  # input (cached included) + output, all calls
     wall_time_s: float | None = Field(None, gt=0)  # from the session's opening
+
+
+class SessionLimits(_Model):
+    """What one session may hold of the host at once (the gateway runs in the trainer's
+    process: a sandbox must not be able to exhaust its memory or its file descriptors).
+
+    A request body over ``max_body_bytes`` is refused (413) as soon as that much has arrived,
+    never read whole; requests past ``max_concurrent_requests`` wait for a slot; connections
+    to the session's socket past ``max_connections`` are closed as they are accepted.
+    """
+
+    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    max_concurrent_requests: int = Field(8, ge=1)
+    max_connections: int = Field(32, ge=1)
 
 
 class Price(_Model):
@@ -115,8 +142,9 @@ class PriceTable(_Model):
 class SessionConfig(_Model):
     """One episode's session (the per-episode token is made by the gateway, not configured).
 
-    ``model`` replaces the model of every request; else ``model_map`` renames the ones it
-    names. ``token_fields`` asks a chat-completions upstream for what a trainer needs
+    ``model`` replaces the model of every request (an agent pins its own: a shell in the
+    sandbox cannot call another model through the gateway); else ``model_map`` renames the
+    ones it names. ``token_fields`` asks a chat-completions upstream for what a trainer needs
     (``logprobs`` and vLLM's ``return_token_ids``), as the training-mode ``OpenAIAgent`` does;
     ``extra_body`` is merged over every generation request (a None value removes a key).
     ``stream_usage`` asks a streaming chat-completions upstream for its usage
@@ -134,6 +162,7 @@ class SessionConfig(_Model):
     stream_usage: bool = True
     extra_body: dict[str, Any] = Field(default_factory=dict)
     body_cap_bytes: int = Field(256 * 1024, ge=0)  # per captured request or response body
+    limits: SessionLimits = Field(default_factory=SessionLimits)
     prices: PriceTable = Field(default_factory=PriceTable)
 
     def upstream_model(self, requested: str | None) -> str | None:

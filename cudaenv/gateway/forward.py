@@ -1,10 +1,12 @@
 """What changes between the client's request and the upstream's, and between the replies.
 
-Upstream-bound: the client's headers minus hop-by-hop ones and its credentials (the session
-token), plus the upstream's own headers and real key; ``Accept-Encoding: identity`` so the
-body can be read (and redacted) as it passes. Client-bound: the upstream's headers minus
-hop-by-hop ones and those aiohttp writes itself, values redacted. The body is rewritten only
-when the session changes something in it (model name, extra fields); otherwise the client's
+Upstream-bound: only the client's headers of :data:`FORWARDED_HEADERS` (content type, the
+APIs' version and beta flags: nothing that picks an organisation, a project or a billing
+account beside the real key), plus the upstream's own headers and real key;
+``Accept-Encoding: identity`` so the body can be read (and redacted) as it passes.
+Client-bound: the upstream's headers minus hop-by-hop ones and those aiohttp writes itself,
+values redacted. The body is rewritten only when the session changes something in it
+(model name, the output limit a token budget caps, extra fields); otherwise the client's
 bytes go up as they came.
 """
 
@@ -16,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from multidict import CIMultiDict
 
-from cudaenv.gateway.apis import Api, Family, route
+from cudaenv.faults import status_fault
+from cudaenv.gateway.apis import Api, Family, Route
+from cudaenv.gateway.capture import capped, decoded, summarise
 from cudaenv.gateway.config import SessionConfig, Upstream
 from cudaenv.gateway.redact import Redactor
 
@@ -25,9 +29,19 @@ if TYPE_CHECKING:
 
     from aiohttp import web
 
-    from cudaenv.gateway.session import Session
+    from cudaenv.gateway.session import Grant, Session
 
-__all__ = ["TOKEN_FIELDS", "Exchange", "client_headers", "rewrite", "upstream_headers"]
+__all__ = [
+    "FORWARDED_HEADERS",
+    "OUTPUT_LIMIT_FIELDS",
+    "TOKEN_FIELDS",
+    "Exchange",
+    "client_headers",
+    "output_limit",
+    "record_exchange",
+    "rewrite",
+    "upstream_headers",
+]
 
 #: what ``token_fields`` adds to a chat-completions request (as the training-mode agent sends)
 TOKEN_FIELDS: dict[str, Any] = {"logprobs": True, "return_token_ids": True}
@@ -35,16 +49,40 @@ _HOP = {
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
     "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
 }  # fmt: skip
-_CREDENTIALS = {"authorization", "x-api-key", "api-key"}
-_UP_SKIP = _HOP | _CREDENTIALS | {"accept-encoding"}
+#: the client's request headers the upstream gets (an allow-list: nothing else passes)
+FORWARDED_HEADERS = frozenset(
+    {"content-type", "accept", "user-agent", "anthropic-version", "anthropic-beta"}
+)
 _DOWN_SKIP = _HOP | {"date", "server"}
+#: where each API takes a reply's output limit, in order of preference
+OUTPUT_LIMIT_FIELDS: dict[str, tuple[str, ...]] = {
+    "chat": ("max_completion_tokens", "max_tokens"),
+    "responses": ("max_output_tokens",),
+    "messages": ("max_tokens",),
+}
+
+
+def output_limit(api: Api, payload: dict[str, Any]) -> int | None:
+    """The output limit a request asks for (None: it sets none)."""
+    for key in OUTPUT_LIMIT_FIELDS[api]:
+        value = payload.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def rewrite(
-    api: Api, payload: dict[str, Any], config: SessionConfig
+    api: Api, payload: dict[str, Any], config: SessionConfig, cap: int | None = None
 ) -> tuple[dict[str, Any], bool]:
-    """The request body the upstream gets, and whether it differs from the client's."""
+    """The request body the upstream gets, and whether it differs from the client's;
+    ``cap``: the output limit a token budget leaves this call (written into the field the
+    client used, or the API's own when it set none)."""
     out = dict(payload)
+    if cap is not None:
+        fields = OUTPUT_LIMIT_FIELDS[api]
+        used = [k for k in fields if isinstance(payload.get(k), int)]
+        for key in used or fields[-1:]:
+            out[key] = cap
     model = config.upstream_model(payload.get("model"))
     if model is not None:
         out["model"] = model
@@ -68,7 +106,7 @@ def upstream_headers(
 ) -> CIMultiDict[str]:
     """The headers of the forwarded request (module docstring)."""
     out: CIMultiDict[str] = CIMultiDict(
-        (k, v) for k, v in incoming.items() if k.lower() not in _UP_SKIP
+        (k, v) for k, v in incoming.items() if k.lower() in FORWARDED_HEADERS
     )
     out["Accept-Encoding"] = "identity"
     for name, value in upstream.headers.items():
@@ -99,22 +137,45 @@ class Exchange:
     session: Session
     body: bytes  # as sent upstream
     start: float  # perf_counter at arrival
+    target: Route
     status: int = 502
     encoding: str | None = None
     streamed: bool = False
     chunks: list[bytes] = field(default_factory=list)
     ttfb_s: float | None = None
     error: str | None = None
+    fault: str | None = None  # a failure of the gateway or the upstream: "infrastructure"
     response: web.StreamResponse | None = None
     recorded: bool = False
-
-    @property
-    def route(self) -> str:
-        """The path after ``/v1`` (or the whole path), with the query string."""
-        sub = route(self.request.path)
-        query = self.request.query_string
-        return f"{sub}?{query}" if query else sub
+    grant: Grant | None = None  # the budget's reservation, settled when it is recorded
+    usage_expected: bool = True  # the reply must report usage (else its record has an error)
 
     def first_byte(self) -> None:
         if self.ttfb_s is None:
             self.ttfb_s = time.perf_counter() - self.start
+
+
+def record_exchange(ex: Exchange, api: Api | None, fields: dict[str, Any]) -> None:
+    """Capture the exchange into its session (once), settling its reservation."""
+    ex.recorded = True
+    session, cap = ex.session, ex.session.config.body_cap_bytes
+    raw = b"".join(ex.chunks)
+    plain = session.redactor.bytes(decoded(raw, ex.encoding))  # what is read is clean
+    usage, turn, model, error, fault = None, None, None, ex.error, ex.fault
+    if api is not None and ex.chunks:
+        usage, turn, model, upstream_error, upstream_fault = summarise(
+            api, ex.status, plain, ex.streamed, ex.usage_expected
+        )
+        error, fault = error or upstream_error, fault or upstream_fault
+    elif api is None and ex.status >= 400 and fault is None:
+        fault = status_fault(ex.status)
+    request_text, request_cut = capped(ex.body, cap, session.redactor)
+    response_text, response_cut = capped(plain, cap, session.redactor)
+    fields = {**fields, "stream": ex.streamed or bool(fields.get("stream"))}
+    session.record(
+        **fields, grant=ex.grant, status=ex.status, fault=fault,
+        latency_s=time.perf_counter() - ex.start, ttfb_s=ex.ttfb_s,
+        usage=usage, turn=turn, response_model=model, error=error,
+        request_body=request_text, request_bytes=len(ex.body), request_truncated=request_cut,
+        response_body=response_text, response_bytes=len(raw), response_truncated=response_cut,
+    )  # fmt: skip

@@ -29,7 +29,8 @@ from cudaenv.grading.stages import (
     new_token,
     uses_completion_token,
 )
-from cudaenv.grading.timing import measure, summarise, timing_device
+from cudaenv.grading.timing import measure, timing_device
+from cudaenv.grading.timing_stats import summarise
 from cudaenv.grading.verdict import Timing
 from cudaenv.grading.workspace import assemble
 from cudaenv.problems.model import Problem

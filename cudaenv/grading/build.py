@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from cudaenv.errors import SandboxError
 from cudaenv.grading import ccache
 from cudaenv.grading.build_cache import BuildCache, build_key, copy_outputs
 from cudaenv.grading.stages import MIN_BUILD_TIMEOUT_S, run_stage
@@ -68,9 +69,33 @@ def prepare(
         if cache is not None and (hit := _restored(cache, key, sandbox)) is not None:
             return hit  # built by another grader while this one waited for the lock
         stage = _build(sandbox, problem, files, env, timeout, compiler_cache)
+        if rewritten := restore_protected(sandbox, problem, files):
+            # a solution-controlled build step (a Harbor task's solve.sh) rewrote hidden tests:
+            # they are written back from the problem, and the build is not kept
+            why = f"tampering: the build rewrote protected files {rewritten[:5]}"
+            return stage.model_copy(update={"status": "failed", "reason": why})
         if cache is not None:
             cache.put(key, stage, sandbox, {f.path for f in files})
     return stage
+
+
+def restore_protected(sandbox: Sandbox, problem: Problem, files: list[SourceFile]) -> list[str]:
+    """The protected files (hidden tests, harness, visible files a solution may not replace)
+    whose workspace copy is no longer the problem's, each written back from the problem: what
+    a later snapshot of the workspace takes as pristine is the problem's text, never a build's."""
+    protected = problem.protected_paths
+    changed = []
+    for f in files:
+        if f.path not in protected:
+            continue
+        try:
+            same = sandbox.read_file(f.path) == f.content.encode("utf-8")
+        except (OSError, SandboxError):
+            same = False
+        if not same:
+            changed.append(f.path)
+            sandbox.write_file(f.path, f.content)
+    return changed
 
 
 def _restored(cache: BuildCache, key: str, sandbox: Sandbox) -> StageResult | None:

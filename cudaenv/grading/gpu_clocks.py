@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from cudaenv.grading.timing_stats import summarise
 from cudaenv.grading.verdict import ClockReading, Timing
 
 # nvmlClocksEventReason* bits (nvml.h)
@@ -237,9 +238,7 @@ def timing(
     l2_flush_bytes: int | None = None,
 ) -> Timing:
     """The verdict's ``Timing`` of these samples: throttled ones dropped and counted, every
-    reading recorded (``timing.summarise`` of what is kept)."""
-    from cudaenv.grading.timing import summarise
-
+    reading recorded (``timing_stats.summarise`` of what is kept)."""
     kept = drop_throttled(samples_ms, readings, mask)
     return summarise(kept.samples_ms, source).model_copy(
         update={

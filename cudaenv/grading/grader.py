@@ -30,6 +30,7 @@ from cudaenv.grading.gpu_work import watch
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.outcome_cache import OutcomeCache, outcome_key
 from cudaenv.grading.pristine import Snapshot, settle
+from cudaenv.grading.repo_grader import grade_repository
 from cudaenv.grading.reward_files import clear_rewards, reward_stage
 from cudaenv.grading.speed_of_light import assess
 from cudaenv.grading.stages import (
@@ -76,6 +77,7 @@ class _Grading:
     carried: CarriedChecks | None = None  # checks another grade ran on these inputs
     sandboxes: list[Sandbox] = field(default_factory=list)
     snapshot: Snapshot | None = None  # the workspace as the build left it
+    fresh: bool = True  # every sandbox the factory gave was fresh: outcomes may be cached
     checker: Checker | None = None  # a split harness's trusted checker (its own sandbox)
 
     def __post_init__(self) -> None:
@@ -95,6 +97,7 @@ class _Grading:
     def sandbox(self) -> Sandbox:
         box = self.factory()
         self.sandboxes.append(box)
+        self.fresh = self.fresh and box.fresh  # asked before anything runs in it
         return box
 
     def fail(self, reason: str) -> Verdict:
@@ -272,7 +275,8 @@ class _Grading:
         tampered = self.settle(box, "test run", runs[0] if runs else None) or any(rewrote)
         if runs and not tampered:
             test = self.judge(test, runs[0])
-        if key is not None and self.tests is not None and not forged and not tampered:
+        # only a run in a sandbox nothing ran in before is trusted for later gradings
+        if key is not None and self.tests is not None and self.fresh and not (forged or tampered):
             self.tests.put(key, test)
         return test, tampered
 
@@ -441,6 +445,15 @@ def grade(
     baseline, which may deliberately avoid the API the problem asks for).
     ``carried``: check stages another grade ran on the same inputs (:mod:`cudaenv.grading.carried`).
     """
+    if problem.repository is not None:  # its own recipe: cudaenv.grading.repo_grader
+        return grade_repository(
+            problem,
+            files,
+            mode=mode,
+            sandbox=sandbox,
+            sandbox_options=sandbox_options,
+            compiler_cache=compiler_cache,
+        )
     started = time.perf_counter()
     tools = list(SANITIZER_TOOLS[:1]) if sanitizer is True else list(sanitizer or [])
     try:

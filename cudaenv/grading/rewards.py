@@ -15,6 +15,11 @@ sol        0 if not passed or a suspected hack; else SOL-ExecBench's
            the device's speed of light, 0.5 at the baseline's time, towards 0
            when slower; when T, T_baseline or T_sol is unknown, the binary reward
 =========  ==================================================================
+
+Every speed reward sees the speedup the timing shows (``timing_stats.credited_speedup``): the
+measured one where its bootstrap CI excludes 1 and it is more than ``NOISE_MARGIN`` (3%) from
+1, else exactly 1.0 -- so resubmitting the baseline earns nothing for noise (``speedup``: 0,
+``tiered``: the 1x tier, ``sol``: 0.5, the baseline's own score).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import math
 from collections.abc import Callable
 
 from cudaenv.errors import SpecError
+from cudaenv.grading.timing_stats import credited_speedup
 from cudaenv.grading.verdict import Verdict
 
 RewardFn = Callable[[Verdict], float]
@@ -43,12 +49,13 @@ def shaped(verdict: Verdict, *, compile_credit: float = 0.1) -> float:
 def speedup(
     verdict: Verdict, *, lo: float = -1.0, hi: float = 3.0, allow_negative: bool = False
 ) -> float:
-    """log2 of the speedup over the baseline, clipped to [lo, hi]; 0 when not passed."""
+    """log2 of the credited speedup over the baseline, clipped to [lo, hi]; 0 when not passed."""
     if not verdict.passed:
         return 0.0
-    if verdict.speedup is None or verdict.speedup <= 0:
+    shown = credited_speedup(verdict)
+    if shown is None:
         return binary(verdict)
-    value = max(lo, min(hi, math.log2(verdict.speedup)))
+    value = max(lo, min(hi, math.log2(shown)))
     return value if allow_negative else max(0.0, value)
 
 
@@ -65,10 +72,11 @@ def tiered(verdict: Verdict) -> float:
     """Step reward by speedup tier (see the module table)."""
     if not verdict.passed:
         return 0.0
-    if verdict.speedup is None:
+    shown = credited_speedup(verdict)
+    if shown is None:
         return binary(verdict)
     for threshold, value in TIERS:
-        if verdict.speedup >= threshold:
+        if shown >= threshold:
             return value
     return 0.2
 
@@ -82,6 +90,8 @@ def sol(verdict: Verdict) -> float:
     t, base, t_sol = verdict.solution_ms, verdict.baseline_ms, verdict.sol_ms
     if t is None or base is None or t_sol is None:
         return binary(verdict)
+    if credited_speedup(verdict) == 1.0:  # no difference the timing shows: the baseline's time
+        t = base
     gap = base - t_sol
     if gap <= 0:
         return 1.0 if t <= base else 0.0

@@ -54,6 +54,10 @@ from cudaenv.problems.model import SourceFile
 # translation phase 2 (GCC also accepts blanks before the newline); ??/ is the trigraph of \
 _SPLICE = re.compile(r"(?:\\|\?\?/)[ \t]*\r?\n")
 _COMPILERS = {"nvcc", "g++", "gcc", "c++", "cc", "clang++", "clang"}
+#: programs that never compile anything: a build made only of these needs no compiler, and
+#: has no compiler output to check (a problem whose build is ``true`` grades without nvcc)
+_COMPILES_NOTHING = {"true", ":", "echo", "printf", "cp", "mv", "mkdir", "ln", "touch", "chmod"}
+_COMPILES_NOTHING |= {"cat", "ls", "rm", "test", "[", "exit", "cd", "export", "set"}
 _SOURCES = {".cu", ".c", ".cc", ".cpp", ".cxx"}
 _HEADERS = {".cuh", ".h", ".hpp", ".hh", ".inl"}
 _VALUE_FLAGS = {"-o", "-L", "-l", "-MF", "-MT", "-MQ", "--output-file", "-odir"}
@@ -63,6 +67,8 @@ _DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
+_SEGMENT = re.compile(r"&&|\|\||[;|()&\n]")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
 VERSION = "6"  # bump when a rule changes: cached answers of older rules are not reused
 
 
@@ -118,10 +124,25 @@ class Plan:
     exact: bool = True  # False: guessed (the build is not one compiler command)
 
 
+def _compiles_nothing(command: str) -> bool:
+    """Every program ``command`` runs is one of :data:`_COMPILES_NOTHING` (a script or any
+    program given by path might compile, so it does not count)."""
+    firsts = []
+    for segment in _SEGMENT.split(command):
+        try:
+            words = [w for w in shlex.split(segment) if not _ASSIGNMENT.fullmatch(w)]
+        except ValueError:
+            return False
+        if words:
+            firsts.append(words[0])
+    return bool(firsts) and all(w in _COMPILES_NOTHING for w in firsts)
+
+
 def plan(build_command: str | None) -> Plan | None:
     """The build command's compiler and flags (sources, outputs and link flags dropped); a
-    build that does not start with a known compiler (make, a script) gets plain ``nvcc``."""
-    if not build_command:
+    build that does not start with a known compiler (make, a script) gets plain ``nvcc``; a
+    build that runs only programs that compile nothing (``true``, ``cp``...) gets None."""
+    if not build_command or _compiles_nothing(build_command):
         return None
     try:
         words = shlex.split(re.split(r"&&|;|\|\|", build_command)[0])

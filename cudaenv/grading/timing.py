@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import re
 import secrets
-import statistics
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from cudaenv.errors import GradingError
 from cudaenv.grading import gpu_clocks
 from cudaenv.grading.profiler import ProfilerLocation
 from cudaenv.grading.stages import TOKEN_PREFIX, run_stage
+from cudaenv.grading.timing_stats import speedup_ci
 from cudaenv.grading.verdict import ClockReading, StageResult, Timing, Verdict
 from cudaenv.problems.model import CustomTiming, Problem, ProcessTiming, TimingMode
 from cudaenv.sandbox.base import Sandbox
@@ -173,32 +171,6 @@ def measure(
         )
         return Measurement(None, stage, ["benchmark region contains no GPU work"])
     return Measurement(ms, stage, l2_flush_bytes=flushed_bytes(profile))
-
-
-def summarise(samples: list[float], source: str) -> Timing:
-    if not samples:
-        return Timing(source=source)
-    med = statistics.median(samples)
-    spread = (max(samples) - min(samples)) if len(samples) > 1 else 0.0
-    return Timing(
-        samples_ms=[round(s, 6) for s in samples], median_ms=med, spread_ms=spread, source=source
-    )
-
-
-def speedup_ci(
-    solution: list[float], baseline: list[float], *, seed: int = 0, level: float = 0.95
-) -> tuple[float, float] | None:
-    """Bootstrap CI of median(baseline)/median(solution); paired when both have equal rounds."""
-    if len(solution) < 2 or len(baseline) < 2:
-        return None
-    rng = np.random.default_rng(seed)
-    s = np.asarray(solution)
-    b = np.asarray(baseline)
-    ratios = np.empty(1000)
-    for i in range(ratios.size):
-        ratios[i] = np.median(rng.choice(b, b.size)) / np.median(rng.choice(s, s.size))
-    lo, hi = np.quantile(ratios, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(lo), float(hi)
 
 
 def record_timings(

@@ -24,6 +24,8 @@ from typing import Any
 
 from cudaenv.env.modes import check_mode
 from cudaenv.errors import MissingExtraError, ModeError, ProblemNotFoundError, SpecError
+from cudaenv.integrations.skyrl_rows import plain as _plain
+from cudaenv.integrations.skyrl_rows import row_value as _row_value
 from cudaenv.problems.model import Mode
 
 try:
@@ -68,32 +70,6 @@ def text_system_prompt() -> str:
         "(several blocks run in order). The tools, as JSON schemas:\n"
         f"{schemas}"
     )
-
-
-def _plain(config: Any) -> dict[str, Any]:
-    """``env_config`` (an omegaconf DictConfig, a dict or None) as a plain dict."""
-    if config is None:
-        return {}
-    try:
-        from omegaconf import OmegaConf
-
-        if OmegaConf.is_config(config):
-            config = OmegaConf.to_container(config, resolve=True)
-    except ImportError:  # pragma: no cover - skyrl-gym depends on omegaconf
-        pass
-    if not isinstance(config, Mapping):
-        raise SpecError(
-            f"env_config must be a mapping, got {type(config).__name__}", field="env_config"
-        )
-    return dict(config)
-
-
-def _row_value(extras: Mapping[str, Any], key: str) -> Any:
-    """A row field: top level first, then ``extra_info`` (SkyRL's usual nesting)."""
-    if extras.get(key) is not None:
-        return extras[key]
-    info = extras.get("extra_info")
-    return info.get(key) if isinstance(info, Mapping) else None
 
 
 def _json_safe(info: Mapping[str, Any]) -> dict[str, Any]:
@@ -215,12 +191,18 @@ class CudaTextEnv(BaseTextEnv):
 
 
 def register(env_class: str = ENV_CLASS) -> str:
-    """Register :class:`CudaTextEnv` with skyrl_gym under ``env_class`` (idempotent)."""
+    """Register :class:`CudaTextEnv` with skyrl_gym under ``env_class`` (idempotent), and the
+    questions' text env as "cudaenv-questions" (:mod:`cudaenv.integrations.skyrl_questions`)."""
     from skyrl_gym.envs.registration import register as sky_register
     from skyrl_gym.envs.registration import registry
 
     if env_class not in registry:
         sky_register(id=env_class, entry_point=f"{__name__}:CudaTextEnv")
+    if "cudaenv-questions" not in registry:
+        sky_register(
+            id="cudaenv-questions",
+            entry_point="cudaenv.integrations.skyrl_questions:QuestionTextEnv",
+        )
     return env_class
 
 
@@ -233,10 +215,16 @@ def skyrl_rows(
     """Dataset rows for SkyRL (write them to parquet): ``prompt``, ``env_class``, ``task_id``.
 
     The ``prompt`` is the problem's instruction as a user message (``init`` replaces it with
-    the sandbox's own); ``extra_info`` carries ``task_id`` and ``mode`` too.
+    the sandbox's own); ``extra_info`` carries ``task_id`` and ``mode`` too. A question source
+    gives rows for ``env_class="cudaenv-questions"`` instead.
     """
     from cudaenv.env.suite import SuiteEnv
+    from cudaenv.questions.source import is_question_source
 
+    if is_question_source(source):
+        from cudaenv.integrations.skyrl_questions import question_rows
+
+        return question_rows(source, ids, groups)
     env = SuiteEnv(source, ids=ids, groups=groups, mode=mode)
     return [
         {

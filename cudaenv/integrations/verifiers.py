@@ -19,21 +19,22 @@ the trace), a per-rollout ``Runtime``, and ``Task`` rewards. Here:
   instead of training on a 0.
 - :class:`CudaVfEnv` is the single-agent env with that runtime as its default.
 
-verifiers finds plugins by importing the taskset id as a top-level module: the id is
-``cudaenv-vf`` (module ``cudaenv_vf``), which :func:`load_environment` aliases to this
-module and ``environments/cudaenv_vf`` installs for ``vf-eval`` (see the README).
+verifiers finds plugins by importing the taskset id as a top-level module and taking the
+classes its ``__all__`` exports: the id is ``cudaenv``, the package itself, whose ``__all__``
+names :class:`CudaTaskset`, :class:`CudaHarness` and :class:`CudaVfEnv` wherever verifiers
+is installed. So ``pip install 'cudaenv[verifiers]'`` is all ``vf-eval cudaenv`` needs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 from cudaenv.env.modes import check_mode
 from cudaenv.errors import (
+    InfrastructureError,
     MissingExtraError,
     ModeError,
     ProblemNotFoundError,
@@ -62,9 +63,8 @@ __all__ = [
     "load_environment",
 ]
 
-#: the taskset id verifiers resolves (module ``cudaenv_vf``)
-TASKSET_ID = "cudaenv-vf"
-MODULE = "cudaenv_vf"
+#: the taskset (and harness) id verifiers resolves: the module ``cudaenv``
+TASKSET_ID = "cudaenv"
 #: env options that are Python objects (a sandbox factory, a reward callable) cannot ride
 #: a pydantic config; load_environment keeps them here, the config names them by key
 _OPTIONS: dict[str, dict[str, Any]] = {}
@@ -105,9 +105,14 @@ class CudaTaskset(vf.Taskset[CudaTask, CudaTasksetConfig]):
 
     def load(self) -> Iterator[CudaTask]:
         from cudaenv.env.suite import SuiteEnv
+        from cudaenv.problems.loader import load_suite
+        from cudaenv.questions.source import is_question_source
 
         cfg = self.config
-        suite = SuiteEnv(cfg.source, ids=cfg.ids, groups=cfg.groups, mode=cfg.mode).problems
+        if is_question_source(cfg.source):  # questions: one-step QuestionEnv episodes
+            suite: Any = load_suite(cfg.source).filter(include=cfg.ids, groups=cfg.groups)
+        else:
+            suite = SuiteEnv(cfg.source, ids=cfg.ids, groups=cfg.groups, mode=cfg.mode).problems
         for p in suite:
             data = CudaTaskData(
                 id=p.task_id,
@@ -144,7 +149,12 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
     def _env(self, data: CudaTaskData) -> Any:
         from cudaenv.env.core import CudaEnv
         from cudaenv.env.process_env import ProcessEnv
+        from cudaenv.questions.source import is_question_source
 
+        if is_question_source(data.source):  # a question: no sandbox, microseconds, in-process
+            from cudaenv.questions.env import QuestionEnv
+
+            return QuestionEnv(data.task_id, source=data.source)
         cfg = self.config
         env_class: Any = ProcessEnv if cfg.processes else CudaEnv
         options: dict[str, Any] = {"sandbox": cfg.sandbox, "max_tokens": cfg.max_tokens}
@@ -199,8 +209,8 @@ class CudaHarness(vf.Harness[CudaHarnessConfig]):
                 except asyncio.CancelledError:
                     cancelled_in_step = True
                     raise
-                except WorkerError as exc:  # the env's worker process died: not the model's
-                    raise vf.SandboxError(f"cudaenv worker failed: {exc}") from exc
+                except (WorkerError, InfrastructureError) as exc:  # never the model's fault
+                    raise vf.SandboxError(f"cudaenv infrastructure failed: {exc}") from exc
                 done = terminated or truncated
             if info.get("reward_valid") is False:
                 raise vf.SandboxError(f"cudaenv infrastructure failure: {info.get('reason')}")
@@ -239,7 +249,7 @@ def load_environment(
     processes: bool = False,
     **env_options: Any,
 ) -> CudaVfEnv:
-    """The verifiers v1 env over cudaenv problems, as ``vf-eval cudaenv-vf`` builds it.
+    """The verifiers v1 env over cudaenv problems, as ``vf-eval cudaenv`` builds it.
 
     ``max_steps`` is the env's step budget; ``max_turns`` verifiers' own turn cap (a refused
     turn ends the episode, graded as it stands). ``processes`` runs each episode's env in a
@@ -264,7 +274,6 @@ def load_environment(
         from cudaenv.env.process_env import check_picklable
 
         check_picklable(env_options)  # now, not in every rollout
-    sys.modules.setdefault(MODULE, sys.modules[__name__])  # the taskset id's module
     harness: dict[str, Any] = {"id": TASKSET_ID, "max_steps": max_steps, "processes": processes}
     for key in ("sandbox", "max_tokens", "reward"):  # plain values ride the config
         if key in env_options and isinstance(env_options[key], str | int | None):

@@ -22,23 +22,25 @@ files) does not count either.
 
 from __future__ import annotations
 
-import json
-import re
-import shlex
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cudaenv.errors import CudaEnvError, SpecError
 from cudaenv.grading.static_checks import describe_forbidden
-from cudaenv.problems.directory import SPEC_NAME
-from cudaenv.problems.model import Problem, Solution, SourceFile
+from cudaenv.interop.harbor_files import (
+    WORKDIR,
+    files_script,
+    task_dir_name,
+    test_script,
+    to_toml,
+    write_problem_dir,
+    write_text,
+)
+from cudaenv.problems.model import Problem
 
 DEFAULT_IMAGE = "cudaenv-eval:latest"
-WORKDIR = "/workspace"
 DEFAULT_AGENT_TIMEOUT_S = 1800.0
 DEFAULT_CPUS = 4
 DEFAULT_MEMORY_MB = 16384
@@ -60,14 +62,6 @@ _BUILD_FILES = frozenset(
 )
 
 
-def task_dir_name(task_id: str) -> str:
-    """A Harbor-safe name (``[A-Za-z0-9._-]``, no leading dot): ``CUDA/18`` -> ``CUDA-18``."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", task_id).strip("-.")
-    if not name:
-        raise SpecError("task_id has no usable characters for a Harbor name", task_id=task_id)
-    return name
-
-
 def gpu_types(problem: Problem) -> list[str] | None:
     """GPU types that meet the problem's compute capability (None: any GPU will do)."""
     cc = problem.compute_capability
@@ -85,80 +79,6 @@ def gpu_types(problem: Problem) -> list[str] | None:
     if not types or set(types) == set(GPU_CAPABILITY):
         return None
     return sorted(types)
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value).replace("\x7f", "\\u007f")  # a JSON string is a TOML basic string
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"no TOML form for {type(value).__name__}")
-
-
-def to_toml(top: dict[str, Any], sections: dict[str, dict[str, Any]]) -> str:
-    """A small TOML writer for flat tables of scalars and lists (all task.toml needs)."""
-    lines = [f"{k} = {_toml_value(v)}" for k, v in top.items() if v is not None]
-    for name, table in sections.items():
-        lines += ["", f"[{name}]"]
-        lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None]
-    return "\n".join(lines) + "\n"
-
-
-def files_script(files: Iterable[SourceFile], *, header: str, workdir: str = WORKDIR) -> str:
-    """A bash script that writes ``files`` byte for byte into ``workdir``."""
-    out = [
-        "#!/usr/bin/env bash",
-        *(f"# {line}" for line in header.splitlines()),
-        "set -euo pipefail",
-        f'cd "${{CUDAENV_WORKDIR:-{workdir}}}"',
-    ]
-    for f in files:
-        path = shlex.quote(f.path)
-        if "/" in f.path:
-            out.append(f"mkdir -p -- {shlex.quote(f.path.rsplit('/', 1)[0])}")
-        if f.content.endswith("\n"):
-            n = 0
-            while f"CUDAENV_EOF_{n}" in f.content:
-                n += 1
-            out += [f"cat > {path} <<'CUDAENV_EOF_{n}'", f.content + f"CUDAENV_EOF_{n}"]
-        else:
-            out.append(f"printf '%s' {shlex.quote(f.content)} > {path}")
-    return "\n".join(out) + "\n"
-
-
-def _write(path: Path, text: str, *, executable: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    if executable:
-        path.chmod(0o755)
-
-
-def write_problem_dir(problem: Problem, dest: Path, *, with_solution: bool = False) -> Path:
-    """Write ``problem`` as an authoring directory that ``load_problem_dir`` reads back equal."""
-    spec = problem.to_record()
-    for field in ("context_files", "test_files", "check_files", "baseline_solution"):
-        spec.pop(field, None)
-    spec = {"task_id": spec.pop("task_id"), "problem_type": spec.pop("type"), **spec}
-    _write(dest / SPEC_NAME, yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
-    for f in problem.context_files:
-        _write(dest / "context" / f.path, f.content)
-    for f in (*problem.test_files, *problem.check_files):
-        _write(dest / f.path, f.content)  # test and check files carry their test/, check/ prefix
-    sols: list[tuple[str, Solution | None]] = [("baseline", problem.baseline_solution)]
-    if with_solution:
-        sols.append(("solution", problem.solution))
-    for folder, sol in sols:
-        if sol is None:
-            continue
-        if sol.type == "patch":
-            _write(dest / folder / "solution.patch", sol.patch or "")
-        for f in sol.files:
-            _write(dest / folder / f.path, f.content)
-    return dest
 
 
 def _instruction(problem: Problem) -> str:
@@ -190,25 +110,6 @@ def _instruction(problem: Problem) -> str:
         + restored
     )
     return "\n".join(lines) + "\n"
-
-
-def _test_script(problem: Problem, benchmark: bool) -> str:
-    bench = " --benchmark" if benchmark else " --no-benchmark"
-    return "\n".join(
-        [
-            "#!/usr/bin/env bash",
-            f"# Harbor verifier of cudaenv task {problem.task_id}. Harbor uploads tests/ only after the",
-            "# agent phase; tests/problem is the cudaenv problem with its hidden tests. cudaenv grades the",
-            "# workspace's files in a fresh grading workspace and writes reward.json there.",
-            "set -u",
-            'HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
-            'LOGS="${CUDAENV_VERIFIER_DIR:-/logs/verifier}"',
-            'mkdir -p "$LOGS"',
-            '"${CUDAENV_PYTHON:-python3}" -m cudaenv.interop.harbor_verify --problem "$HERE/problem" \\',
-            f'  --workdir "${{CUDAENV_WORKDIR:-{WORKDIR}}}" --logs-dir "$LOGS"{bench}',
-            "",
-        ]
-    )
 
 
 def _dockerfile(problem: Problem, image: str) -> str:
@@ -288,7 +189,20 @@ def export_problem(
     memory_mb: int = DEFAULT_MEMORY_MB,
     overwrite: bool = False,
 ) -> Path:
-    """Write one Harbor task directory under ``out_dir``; returns its path."""
+    """Write one Harbor task directory under ``out_dir``; returns its path (a repository
+    task in SWE-kokkos-bench's layout: :mod:`cudaenv.interop.harbor_repo`)."""
+    if problem.repository is not None:
+        from cudaenv.interop.harbor_repo import REPO_IMAGE, export_repo_task
+
+        return export_repo_task(
+            problem,
+            out_dir,
+            image=REPO_IMAGE if image == DEFAULT_IMAGE else image,
+            agent_timeout_s=agent_timeout_s,
+            cpus=cpus,
+            memory_mb=memory_mb,
+            overwrite=overwrite,
+        )
     clash = [f.path for f in problem.context_files if f.path in _BUILD_FILES]
     if clash:
         raise SpecError(
@@ -300,21 +214,21 @@ def export_problem(
         if not overwrite:
             raise CudaEnvError(f"{task} exists; pass overwrite=True (--force) to replace it")
         shutil.rmtree(task)
-    _write(
+    write_text(
         task / "task.toml",
         task_config(
             problem, image=image, agent_timeout_s=agent_timeout_s, cpus=cpus, memory_mb=memory_mb
         ),
     )
-    _write(task / "instruction.md", _instruction(problem))
+    write_text(task / "instruction.md", _instruction(problem))
     env = task / "environment"
-    _write(env / "Dockerfile", _dockerfile(problem, image))
+    write_text(env / "Dockerfile", _dockerfile(problem, image))
     if problem.context_files:
-        _write(env / ".dockerignore", "Dockerfile\n.dockerignore\n")
+        write_text(env / ".dockerignore", "Dockerfile\n.dockerignore\n")
     for f in problem.context_files:
-        _write(env / f.path, f.content)
+        write_text(env / f.path, f.content)
     benchmark = problem.has_benchmark and problem.baseline_solution is not None
-    _write(task / "tests" / "test.sh", _test_script(problem, benchmark), executable=True)
+    write_text(task / "tests" / "test.sh", test_script(problem, benchmark), executable=True)
     write_problem_dir(problem, task / "tests" / "problem")
     ref = problem.solution
     if ref is not None:
@@ -327,7 +241,7 @@ def export_problem(
             )
         else:
             body = files_script(ref.files, header=header)
-        _write(task / "solution" / "solve.sh", body, executable=True)
+        write_text(task / "solution" / "solve.sh", body, executable=True)
     return task
 
 

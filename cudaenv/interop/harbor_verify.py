@@ -141,7 +141,12 @@ def verify(
     problem = load_problem_dir(problem_dir)
     if benchmark is None:
         benchmark = problem.has_benchmark and problem.baseline_solution is not None
-    files = workspace_files(workdir, problem, skip=problem_dir)
+    if problem.repository is not None:  # the checkout's diff against the image's pristine base
+        from cudaenv.problems.repo_diff import patch_solution, tree_patch
+
+        files: object = patch_solution(problem.task_id, tree_patch(problem.repository, workdir))
+    else:
+        files = workspace_files(workdir, problem, skip=problem_dir)
     options: dict[str, object] | None = None
     if sandbox == "local":
         options = {"isolation": container_isolation()}

@@ -30,6 +30,7 @@ from typing import Any
 from cudaenv.errors import SourceNotFoundError, SpecError
 from cudaenv.problems.directory import _read_tree
 from cudaenv.problems.discovery import find_marked_dirs
+from cudaenv.problems.harbor_repo_tasks import is_repo_task_dir, load_repo_task_dir
 from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.problems.validation import problem_from_dict
 
@@ -139,8 +140,11 @@ def _date(value: Any) -> date | None:
 
 
 def load_task_dir(directory: str | Path) -> Problem:
-    """Read one Harbor task directory into a Problem whose verifier is its ``tests/test.sh``."""
+    """Read one Harbor task directory into a Problem whose verifier is its ``tests/test.sh``
+    (a repository task in SWE-kokkos-bench's layout: :mod:`cudaenv.problems.harbor_repo_tasks`)."""
     d = Path(directory)
+    if is_repo_task_dir(d):
+        return load_repo_task_dir(d)
     toml_path = d / TASK_FILE
     if not toml_path.is_file():
         raise SourceNotFoundError(f"no {TASK_FILE} in {d}")

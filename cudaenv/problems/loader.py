@@ -11,6 +11,7 @@ from cudaenv.problems.suite import Suite
 
 BUILTIN = "builtin"
 GENERATED = "generated"  # the families' default set; "generated:seed=S,count=N" another draw
+QUESTIONS = "questions"  # reasoning questions (cudaenv.questions): "questions:seed=S,count=N"
 
 
 @functools.cache
@@ -27,11 +28,13 @@ def _builtin() -> Suite:
     return Suite(load_problem_tree(data_path("envs")), source=BUILTIN)
 
 
-def load_suite(source: str | Path = BUILTIN) -> Suite:
+def load_suite(source: str | Path = BUILTIN) -> Suite:  # or a QuestionSuite (questions:...)
     """Load problems from ``"builtin"``, a directory tree, a ``.tar.gz`` datapack, ``hf://...``,
     a tree of Harbor task directories (``task.toml``), a ``.jsonl`` of repository tasks, or
     ``"generated"`` (the problem families' default set, made on first use; options select
     another draw: ``"generated:seed=7,count=200,families=reduce-axis+py-reduce-axis"``).
+    ``"questions[:seed=S,count=N,kinds=a+b]"`` and question datapacks give a
+    :class:`~cudaenv.questions.suite.QuestionSuite` instead (:mod:`cudaenv.questions`).
 
     >>> suite = load_suite("builtin")
     >>> len(suite.filter(groups=["cuda-kernels"])) > 0
@@ -39,7 +42,16 @@ def load_suite(source: str | Path = BUILTIN) -> Suite:
     """
     if isinstance(source, Suite):
         return source
+    if not isinstance(source, str | Path):
+        from cudaenv.questions.suite import QuestionSuite
+
+        if isinstance(source, QuestionSuite):
+            return source  # type: ignore[return-value]
     text = str(source)
+    if text == QUESTIONS or text.startswith(QUESTIONS + ":"):
+        from cudaenv.questions.source import load_questions
+
+        return load_questions(text)  # type: ignore[return-value]
     if text == BUILTIN:
         return _builtin()
     if text == GENERATED or text.startswith(GENERATED + ":"):
@@ -58,6 +70,10 @@ def load_suite(source: str | Path = BUILTIN) -> Suite:
         return Suite(read_repo_tasks(path), source=text)
     if path.is_file():
         from cudaenv.problems.datapack import read_problem_datapack
+        from cudaenv.questions.source import is_question_source, load_questions
+
+        if is_question_source(text):
+            return load_questions(text)  # type: ignore[return-value]
 
         return Suite(read_problem_datapack(path), source=text)
     from cudaenv.problems.harbor_tasks import find_task_dirs, load_task_dir

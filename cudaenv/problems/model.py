@@ -23,10 +23,13 @@ from pydantic import (
 )
 
 from cudaenv.problems.paths import check_relative_path, check_unique
+from cudaenv.problems.repo_model import RepoSpec
 
-ProblemType = Literal["cuda_cpp", "cuda_python"]
+#: "repository": a whole repository at a base commit, solved by a diff (``repository``)
+ProblemType = Literal["cuda_cpp", "cuda_python", "repository"]
 #: what an episode asks for: write it, make the baseline faster, or fix the broken files
-Mode = Literal["solve", "optimize", "repair"]
+#: ("answer" is the question env's one mode, cudaenv.questions: not a mode of a Problem)
+Mode = Literal["solve", "optimize", "repair", "answer"]
 MODES: tuple[Mode, ...] = ("solve", "optimize", "repair")
 PROBLEM_SCHEMA_VERSION = 2
 SOLUTION_SCHEMA_VERSION = 1
@@ -225,6 +228,8 @@ class Problem(BaseModel):
     # Harbor / repository tasks: the test command writes a reward file (workspace-relative)
     # and the test passes only if it exits 0 and the file says reward >= 1
     reward_file: str | None = None
+    # repository tasks (problem_type "repository"): the repository, test patch and checks
+    repository: RepoSpec | None = None
     # split harnesses: the trusted checker and its files (never in the agent's sandbox nor the
     # solution's grading workspace); ``checker`` precedes ``check_files`` so that the latter's
     # validator sees it
@@ -289,6 +294,8 @@ class Problem(BaseModel):
             clash = tests & {f.path for f in sol.files}
             if clash:
                 raise ValueError(f"{name} file(s) {sorted(clash)} collide with test_files")
+        if (self.problem_type == "repository") != (self.repository is not None):
+            raise ValueError("a repository problem needs 'repository', and only it has one")
         return self
 
     @property
@@ -331,7 +338,7 @@ class Problem(BaseModel):
 
     def to_record(self) -> dict[str, Any]:
         """The ComputeEval datapack record (``type``, normalised source_references)."""
-        optional = {"allow_context_override", "reward_file", "checker", "check_files"}
+        optional = {"allow_context_override", "reward_file", "repository", "checker", "check_files"}
         data = self.model_dump(mode="json", by_alias=True, exclude=optional)
         # our extensions appear only where used, so other problems' records stay as they were
         for name in sorted(optional):

@@ -8,6 +8,7 @@ what each class covers; the defenses name, in comments, the class they stop.
 from __future__ import annotations
 
 from cudaenv.redteam.catalog_device import DEVICE_EXPLOITS
+from cudaenv.redteam.catalog_docker import DOCKER_EXPLOITS
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
 from cudaenv.redteam.catalog_python import PYTHON_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
@@ -41,6 +42,7 @@ EXPLOITS: list[Exploit] = [
     *PYTHON_EXPLOITS,
     *STAGE_EXPLOITS,
     *DEVICE_EXPLOITS,
+    *DOCKER_EXPLOITS,
     *SPLIT_EXPLOITS,
 ]
 

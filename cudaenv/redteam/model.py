@@ -53,7 +53,11 @@ class Exploit:
     ``target`` is ``fixture:<id>`` (CPU problems from :mod:`cudaenv.redteam.fixtures`) or
     ``builtin:<id>`` (the bundled suite). ``evidence`` finds success that is not a reward
     (a leak seen in an observation, state that survived an episode); ``xfail`` maps a sandbox
-    backend to the known gap that lets the exploit through there.
+    backend to the known gap that lets the exploit through there. ``backends`` names the
+    sandbox backends the exploit means anything on (None: every one). ``pooled`` maps a backend
+    to the options of one warm pool (:func:`cudaenv.sandbox.make_pool`) that lends both the
+    agent's and the grader's sandboxes there, as an RL run shares one pool; on a backend it
+    does not name, the agent's sandbox is that backend's and grading is local.
     """
 
     name: str
@@ -70,6 +74,8 @@ class Exploit:
     sandbox_limits: Mapping[str, int] | None = None
     evidence: Callable[[ExploitContext], str | None] | None = None
     xfail: Mapping[str, str] = field(default_factory=dict)
+    backends: tuple[str, ...] | None = None
+    pooled: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def actions(self, ctx: ExploitContext) -> Iterator[Action]:
         steps = self.steps(ctx) if callable(self.steps) else self.steps

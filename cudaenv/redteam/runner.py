@@ -3,7 +3,10 @@
 With ``sandbox="docker"`` the agent's workspace is a container (the image in
 ``CUDAENV_REDTEAM_IMAGE``, default the sandbox test image) while grading stays on the local
 sandbox, which has the toolchains: the exploits attack the agent's sandbox, the grader's
-defenses are the same either way.
+defenses are the same either way. An exploit that names a pool for the backend
+(``Exploit.pooled``) plays with the agent's and the grader's sandboxes lent by one warm pool,
+as an RL run does: what an agent leaves in a pooled sandbox must reach neither its grading nor
+the next episode.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ from typing import Any
 
 from cudaenv.redteam.fixtures import LoopbackService, fixture_suite
 from cudaenv.redteam.model import RESET, Exploit, ExploitContext, RedteamResult
-from cudaenv.sandbox import Sandbox, SandboxLimits, make_sandbox, sandbox_options
+from cudaenv.sandbox import (
+    Sandbox,
+    SandboxLimits,
+    SandboxPool,
+    make_pool,
+    make_sandbox,
+    sandbox_options,
+)
 
 DEFAULT_IMAGE = "cudaenv-sandbox-test:latest"
 IMAGE_ENV = "CUDAENV_REDTEAM_IMAGE"
@@ -58,6 +68,18 @@ def _agent_sandbox(
         opts["limits"] = limits
     validated = sandbox_options(backend, opts)
     return lambda: make_sandbox(validated)
+
+
+def _pool(exploit: Exploit, backend: str, limits: SandboxLimits | None) -> SandboxPool | None:
+    """The one warm pool of the exploit's episodes on ``backend`` (size 1: the sandbox a
+    release hands back is the next one any reuse would lend), or None."""
+    row = exploit.pooled.get(backend)
+    if row is None:
+        return None
+    opts = dict(row)
+    if limits is not None:
+        opts["limits"] = limits
+    return make_pool(backend, size=1, **opts)
 
 
 def _survivors(marker: str) -> list[int]:
@@ -140,12 +162,13 @@ def run_exploit(
         },
         loopback_port=service.port,
     )
+    pool = _pool(exploit, sandbox, limits)
     env = CudaEnv(
         problem,
         mode=exploit.mode,
-        sandbox=_agent_sandbox(sandbox, limits, isolation),
+        sandbox=pool.acquire if pool else _agent_sandbox(sandbox, limits, isolation),
         sandbox_options={"isolation": isolation},  # the grading sandbox's (local)
-        grading_sandbox="local",
+        grading_sandbox=pool.acquire if pool else "local",
         max_steps=exploit.max_steps,
         reward="binary" if exploit.mode == "solve" else None,
     )
@@ -157,6 +180,8 @@ def run_exploit(
     finally:
         env.close()
         service.close()
+        if pool is not None:
+            pool.close()
     seconds = time.perf_counter() - started
     problem_text = host_check(marker)
     if problem_text is None and seconds > exploit.budget_s:

@@ -39,6 +39,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from cudaenv.env.core import CudaEnv
+from cudaenv.env.modes import reset_options
 from cudaenv.errors import CudaEnvError, SpecError
 from cudaenv.problems.model import Problem
 
@@ -118,7 +119,7 @@ class BatchedEnvs(VectorEnv):
         options: dict[str, Any] | None = None,
     ) -> tuple[tuple[str, ...], dict[str, Any]]:
         """Reset every env (or those of ``options["reset_mask"]``); env ``i`` gets ``seed + i``."""
-        opts = dict(options or {})
+        opts = reset_options(options)
         mask = opts.pop("reset_mask", None)
         if mask is None:
             mask = np.ones(self.num_envs, dtype=bool)

@@ -1,28 +1,34 @@
 """One episode as a unit of work: the job, running it, and its result as data.
 
-Failure classes (for RL sample masking and honest evaluation):
+Failure classes (for RL sample masking and honest evaluation), by the one rule of
+:mod:`cudaenv.faults`:
 
 - ``ok``: the episode ran and was graded (or truncated without grading); its reward is the
   policy's, pass or fail.
-- ``agent_error``: the agent raised :class:`~cudaenv.errors.AgentError` (model endpoint gone
-  after retries, no reference for the oracle): the agent's failure, reward 0.
-- ``infrastructure``: anything else that went wrong (sandbox, env, grading machinery, a
-  worker process that died and stayed dead after retries, an unexpected exception), or a
-  verdict with ``failure="infrastructure"``. Never counted as a policy failure.
+- ``agent_error``: the agent's failure, reward 0: :class:`~cudaenv.errors.AgentError` (a
+  request the model server refused as malformed, no reference for the oracle, a CLI that
+  is not installed).
+- ``infrastructure``: the model server or the gateway failed
+  (:class:`~cudaenv.errors.ModelServerError`), or the sandbox, the env, the grading
+  machinery, a worker process that died and stayed dead after retries; an exception cudaenv
+  did not raise on purpose (logged with its traceback); or a verdict with
+  ``failure="infrastructure"``. Never counted as a policy failure, run again on resume.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from cudaenv.env.trajectory import Trajectory
-from cudaenv.errors import AgentError, SpecError
+from cudaenv.errors import SpecError
+from cudaenv.faults import fault_of, is_unexpected
 from cudaenv.grading.verdict import Verdict
 from cudaenv.problems.model import Problem
 
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
     from cudaenv.agents.base import Agent
     from cudaenv.env.core import CudaEnv
 
+log = logging.getLogger(__name__)
 Status = Literal["ok", "agent_error", "infrastructure"]
 AgentSpec = str | Mapping[str, Any] | Callable[[], Any]
 
@@ -51,6 +58,9 @@ class EpisodeResult(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
     trajectory_path: str | None = None
     worker: str | None = None
+    origin: str | None = Field(
+        default=None, description="repair mode: the key of the failed sample it started from"
+    )
     trajectory: Trajectory | None = Field(default=None, exclude=True)
 
     @property
@@ -64,11 +74,17 @@ class EpisodeResult(BaseModel):
 
 @dataclass
 class Job:
-    """One episode to run; ``tries`` counts restarts after a worker died under it."""
+    """One episode to run; ``tries`` counts restarts after a worker died under it.
+
+    ``env_options`` are this episode's own env options, over the run's (repair mode: the
+    failing solution and its verdict); ``origin`` is recorded in its result.
+    """
 
     problem: Problem
     attempt: int
     tries: int = 0
+    env_options: dict[str, Any] = field(default_factory=dict)
+    origin: str | None = None
 
     @property
     def key(self) -> str:
@@ -124,12 +140,13 @@ def run_job(
     traj: Trajectory | None = None
     try:
         if env is None:
-            env = cudaenv.make(problem, **dict(env_options))
+            env = cudaenv.make(problem, **{**env_options, **job.env_options})
         traj = agent.run(env, seed=job.attempt)
-    except AgentError as exc:
-        status, error = "agent_error", _describe(exc)
-    except Exception as exc:  # everything else is an infrastructure fault
-        status, error = "infrastructure", _describe(exc)
+    except Exception as exc:  # classified by the one rule of cudaenv.faults
+        status = "agent_error" if fault_of(exc) == "agent" else "infrastructure"
+        error = _describe(exc)
+        if is_unexpected(exc):
+            log.error("episode %s: unexpected exception (infrastructure)", job.key, exc_info=exc)
     finally:
         if own and env is not None:
             try:
@@ -154,6 +171,7 @@ def run_job(
         seconds=round(time.perf_counter() - started, 4),
         usage=dict(traj.usage) if traj is not None else {},
         worker=worker,
+        origin=job.origin,
         trajectory=traj,
     )
 
@@ -171,4 +189,5 @@ def infrastructure_result(
         error=error,
         seconds=seconds,
         worker=worker,
+        origin=job.origin,
     )

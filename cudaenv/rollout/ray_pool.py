@@ -118,8 +118,8 @@ class EpisodeWorker:
     def run(self, job: Job) -> EpisodeResult:
         import cudaenv
 
-        env = self.envs.get(job.problem.task_id)
-        if env is None:
+        env = None if job.env_options else self.envs.get(job.problem.task_id)
+        if env is None and not job.env_options:  # an episode with options of its own: run_job
             try:
                 env = cudaenv.make(job.problem, **self.env_options)
             except Exception:  # run_job makes (and classifies) it again

@@ -141,11 +141,18 @@ class _ThreadBackend:
 
 
 def _jobs(
-    problems: Iterable[Problem | str], attempts: int, env_options: Mapping[str, Any]
+    problems: Iterable[Problem | str | Job], attempts: int, env_options: Mapping[str, Any]
 ) -> list[Job]:
+    items = list(problems)
+    given = [p for p in items if isinstance(p, Job)]
+    if given:  # episodes made by the caller (repair mode), each with its own env options
+        if len(given) != len(items):
+            raise ValueError("give problems or jobs, not both")
+        return given
     resolved: list[Problem] = []
     suite = None
-    for p in problems:
+    for p in items:
+        assert not isinstance(p, Job)
         if isinstance(p, str):
             if suite is None:
                 from cudaenv.problems.loader import load_suite
@@ -158,7 +165,7 @@ def _jobs(
 
 def run_episodes(
     agent: AgentSpec,
-    problems: Iterable[Problem | str],
+    problems: Iterable[Problem | str | Job],
     *,
     attempts: int = 1,
     workers: int = 1,
@@ -177,7 +184,9 @@ def run_episodes(
         agent: an agent factory (any zero-argument callable, e.g. a class), a registered
             name ("oracle", "nop", "openai"), or ``{"name": ..., **options}``. Ray pickles it
             to every actor.
-        problems: Problems, or task_ids looked up in ``env_options["source"]`` (builtin).
+        problems: Problems, or task_ids looked up in ``env_options["source"]`` (builtin);
+            or :class:`~cudaenv.rollout.episode.Job` objects, run as given (``attempts`` is
+            then unused; each job's ``env_options`` go over ``env_options``).
         attempts: episodes per problem (keys ``<task_id>#0`` .. ``#attempts-1``).
         workers: threads (in-process) or Ray actors running episodes at once.
         use_ray: run on a pool of Ray actors (``ray.init`` locally unless Ray is already up
@@ -266,7 +275,7 @@ def _backend(
 
 
 async def arun_episodes(
-    agent: AgentSpec, problems: Iterable[Problem | str], **kwargs: Any
+    agent: AgentSpec, problems: Iterable[Problem | str | Job], **kwargs: Any
 ) -> AsyncIterator[EpisodeResult]:
     """``run_episodes`` as an async iterator (same arguments), for asyncio training loops.
 

@@ -19,9 +19,11 @@ from cudaenv.sandbox._owners import Owner, boot_id, proc_start
 from cudaenv.sandbox._strays import pid_alive
 from cudaenv.sandbox.base import ExecResult, Sandbox, SandboxLimits
 from cudaenv.sandbox.options import DockerOptions, LocalOptions, SandboxOptions, spec_error
+from cudaenv.sandbox.pool import NewSandboxes, SandboxPool
 
 __all__ = [
     "BACKENDS",
+    "POOLS",
     "DockerOptions",
     "ExecResult",
     "LocalOptions",
@@ -29,11 +31,14 @@ __all__ = [
     "Sandbox",
     "SandboxLimits",
     "SandboxOptions",
+    "SandboxPool",
     "boot_id",
     "check_isolation",
     "gpu_access",
+    "make_pool",
     "make_sandbox",
     "pid_alive",
+    "preflight",
     "proc_start",
     "reap_orphans",
     "sandbox_options",
@@ -43,6 +48,12 @@ __all__ = [
 BACKENDS: dict[str, str] = {
     "local": "cudaenv.sandbox.local:LocalSandbox",
     "docker": "cudaenv.sandbox.docker:DockerSandbox",
+}
+
+#: backend name -> "module:class" of its warm pool; a backend not named here gets
+#: :class:`NewSandboxes` (a new sandbox per acquire)
+POOLS: dict[str, str] = {
+    "docker": "cudaenv.sandbox.docker_pool:DockerSandboxPool",
 }
 
 
@@ -66,6 +77,20 @@ def make_sandbox(backend: str | SandboxOptions = "local", **options: Any) -> San
         options = {**backend.as_kwargs(), **options}
         backend = backend.backend
     return _backend_class(backend)(**options)
+
+
+def make_pool(backend: str, size: int = 4, **options: Any) -> SandboxPool:
+    """A pool of fresh sandboxes of a backend (its options as for :func:`make_sandbox`):
+    ``size`` started ahead where the backend keeps a warm pool, else a new one per acquire.
+    Every sandbox it lends is new (nothing ran in it before), so an agent's and a grader's
+    sandboxes may come from one pool."""
+    _target(backend)
+    if backend in POOLS:
+        module, _, name = POOLS[backend].partition(":")
+        pool: SandboxPool = getattr(importlib.import_module(module), name)(size=size, **options)
+        return pool
+    opts = sandbox_options(backend, options)
+    return NewSandboxes(lambda: make_sandbox(opts), size)
 
 
 _OPTIONS: TypeAdapter[SandboxOptions] = TypeAdapter(SandboxOptions)
@@ -113,6 +138,13 @@ def reap_orphans() -> None:
         from cudaenv.sandbox.docker import reap_orphans as reap_containers
 
         reap_containers()
+
+
+def preflight(backend: str, **options: Any) -> None:
+    """Check that sandboxes of ``backend`` with ``options`` can start here, without making
+    one (:meth:`Sandbox.preflight`: e.g. the Docker engine answers and has the image);
+    SandboxError saying what is missing."""
+    _backend_class(backend).preflight(options)
 
 
 def gpu_access(backend: str, **options: Any) -> bool:

@@ -1,9 +1,9 @@
 """One locked-down container and the connection to its exec server (lifecycle only).
 
 Why apart from the sandbox: a DockerSandbox, the warm pool (``docker_pool``) and a
-compile-only sibling all start, reset and remove containers the same way; the Sandbox API on
-top (``docker.DockerSandbox``) only sends requests. See ``docker``'s docstring for what a
-container may do.
+compile-only sibling all start and remove containers the same way; the Sandbox API on top
+(``_docker_sandbox.DockerSandbox``) only sends requests. See ``docker``'s docstring for what a
+container may do. A container is used by one holder and removed: there is no reset.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ from cudaenv.sandbox.options import DockerOptions
 __all__ = [
     "RUN_DIR",
     "SANDBOX_UID",
+    "SERVER_CAPS",
     "SERVER_PATH",
+    "SERVER_USER",
     "WORKSPACE",
     "Container",
     "writable_for_sandbox_user",
@@ -48,7 +50,19 @@ WORKSPACE = "/workspace"
 RUN_DIR = "/run/cudaenv"
 SERVER_PATH = "/opt/cudaenv/exec_server.py"
 SANDBOX_UID = 1000
+#: the exec server's uid in the container (root, with only these capabilities): one the
+#: sandbox user is not, so it cannot ptrace, signal or read the server
+SERVER_USER = "0:0"
+SERVER_CAPS = ["SETUID", "SETGID", "KILL"]
 _SERVER_SOURCE = Path(__file__).with_name("_exec_server.py")
+
+
+def private_to_server(path: Path) -> None:
+    """Let only the exec server (root of the container) and this process use the run
+    directory ``path``: 0700 where this process is root (the server then owns it); else
+    0733 with the sticky bit, so the server may create its socket there and no one but the
+    owner of an entry may replace it."""
+    path.chmod(0o700 if os.geteuid() == 0 else 0o1733)
 
 
 def writable_for_sandbox_user(path: Path) -> None:
@@ -69,7 +83,7 @@ class Container:
         self.container: Any = None
         self.name = f"cudaenv-{uuid.uuid4().hex[:12]}"
         self.run_dir = ""
-        self.server_pid = 0
+        self.server: tuple[int, int] | None = None  # the server's host (pid, uid)
         self.image_id = ""
 
     @classmethod
@@ -92,7 +106,7 @@ class Container:
         opts, lim = self.options, self.options.limits
         base = tempfile.gettempdir() if len(tempfile.gettempdir()) < 60 else "/tmp"
         self.run_dir = tempfile.mkdtemp(prefix=RUN_DIR_PREFIX, dir=base)
-        writable_for_sandbox_user(Path(self.run_dir))
+        private_to_server(Path(self.run_dir))
         kwargs: dict[str, Any] = {}
         if opts.gpus is not None:
             kwargs["device_requests"] = [
@@ -112,11 +126,19 @@ class Container:
         with gpu_runtime_hint(opts.gpus), engine_errors(f"starting container from {opts.image}"):
             self.container = self.client.containers.run(
                 opts.image,
-                ["python3", "-I", "-S", SERVER_PATH, f"{RUN_DIR}/exec.sock", WORKSPACE],
+                [
+                    "python3",
+                    "-I",
+                    "-S",
+                    SERVER_PATH,
+                    f"{RUN_DIR}/exec.sock",
+                    WORKSPACE,
+                    str(SANDBOX_UID),
+                ],
                 name=self.name,
                 detach=True,
                 init=True,
-                user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+                user=SERVER_USER,
                 working_dir=WORKSPACE,
                 read_only=True,
                 tmpfs={
@@ -132,6 +154,7 @@ class Container:
                     str(_SERVER_SOURCE): {"bind": SERVER_PATH, "mode": "ro"},
                 },
                 cap_drop=["ALL"],
+                cap_add=SERVER_CAPS,
                 security_opt=["no-new-privileges"],
                 mem_limit=f"{lim.memory_mb}m",
                 memswap_limit=f"{lim.memory_mb}m",
@@ -153,12 +176,18 @@ class Container:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
-        """Poll the socket until the server answers; remember its pid to check later replies."""
+        """Poll the socket until the server answers; remember its host pid and uid, which
+        every later reply must come from (nothing of the sandbox user's has run yet)."""
         deadline = time.monotonic() + self.options.start_timeout_s
         last_check = time.monotonic()
         while True:
             try:
-                self.server_pid = self._roundtrip({"op": "ping"}, 5.0)[1]
+                pong, self.server = self._roundtrip({"op": "ping"}, 5.0)
+                if pong.get("uid") == pong.get("user", SANDBOX_UID):
+                    raise SandboxError(
+                        f"the exec server in {self.name} runs as the sandbox user "
+                        f"(uid {pong.get('uid')}); it must run as another"
+                    )
                 return
             except OSError as exc:
                 now = time.monotonic()
@@ -189,17 +218,21 @@ class Container:
                 f"killed externally or its exec server died" + (f"; logs: {logs}" if logs else "")
             )
 
-    def _roundtrip(self, payload: dict[str, Any], timeout: float) -> tuple[dict[str, Any], int]:
-        """Send one request line, read one reply line; also return the server's host pid."""
+    def _roundtrip(
+        self, payload: dict[str, Any], timeout: float
+    ) -> tuple[dict[str, Any], tuple[int, int]]:
+        """Send one request line, read one reply line; also return the server's host pid and
+        uid (SO_PEERCRED)."""
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(self.sock_path)
             creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-            peer = struct.unpack("3i", creds)[0]
-            if self.server_pid and peer and peer != self.server_pid:
+            pid, uid, _ = struct.unpack("3i", creds)
+            if self.server is not None and (pid, uid) != self.server:
                 raise SandboxError(
-                    f"exec socket of {self.name} is served by pid {peer}, not by the sandbox's "
-                    f"server ({self.server_pid}); the sandbox was tampered with"
+                    f"exec socket of {self.name} is served by pid {pid} uid {uid}, not by the "
+                    f"sandbox's server (pid {self.server[0]} uid {self.server[1]}); the sandbox "
+                    f"was tampered with"
                 )
             sock.sendall(json.dumps(payload).encode() + b"\n")
             chunks: list[bytes] = []
@@ -208,7 +241,7 @@ class Container:
                 if not chunk:
                     raise ConnectionResetError("connection closed before the reply ended")
                 chunks.append(chunk)
-        return json.loads(b"".join(chunks)), peer
+        return json.loads(b"".join(chunks)), (pid, uid)
 
     def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         """One round trip to the exec server; SandboxError on any transport failure."""
@@ -219,20 +252,6 @@ class Container:
         except OSError as exc:
             self._raise_if_dead()
             raise SandboxError(f"exec server in {self.name} unreachable: {exc}") from exc
-
-    def reset(self) -> None:
-        """Kill every user process, wipe the writable dirs, restart the server from disk."""
-        old_boot = self.request({"op": "reset"}, timeout=10.0)["boot"]
-        # Until it re-executes, the old image may still answer (or drop) a ping: wait for a
-        # new boot token. Nothing else talks to the socket now, every user process is dead.
-        deadline = time.monotonic() + 10.0
-        while True:
-            with suppress(OSError):
-                if self._roundtrip({"op": "ping"}, 10.0)[0]["boot"] != old_boot:
-                    return
-            if time.monotonic() > deadline:
-                raise SandboxTimeoutError(f"exec server in {self.name} did not restart")
-            time.sleep(0.001)
 
     def discard(self) -> None:
         """Best-effort remove after a failed start, never masking the original error. A

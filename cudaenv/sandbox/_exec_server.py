@@ -1,22 +1,30 @@
-"""The exec server that runs inside a DockerSandbox container (stdlib only, Python >= 3.8).
+"""The exec server that runs inside a DockerSandbox container (stdlib only, Python >= 3.9).
 
 Why: ``docker exec`` costs 36-52 ms per command; a resident server on a unix socket (in a
 host directory bind-mounted at /run/cudaenv) runs `true` in about 3 ms. It is the
-container's main process (under the container's init), runs as the unprivileged user, and
-is started as ``python3 -I -S /opt/cudaenv/exec_server.py SOCKET WORKSPACE`` from a
-read-only mount, so a reset can re-exec it from pristine code.
+container's main process (under the container's init), started as
+``python3 -I -S /opt/cudaenv/exec_server.py SOCKET WORKSPACE UID`` from a read-only mount.
+
+Trust: the server is the host's agent in the container, so nothing the sandbox user runs may
+reach it. It runs as root of the container with only CAP_SETUID, CAP_SETGID and CAP_KILL
+(the container's whole capability set) and is not dumpable; every command runs as ``UID``
+(setgroups/setgid/setuid in the child: no capabilities, no-new-privileges), and the server's
+own file work runs with that uid as its filesystem uid (per thread), so it reads and writes
+only what the sandbox user could. The sandbox user therefore cannot ptrace it, read its
+memory or /proc entries, signal it, or replace its socket (/run/cudaenv is not theirs).
+A container is never reset: the host removes it and starts a new one.
 
 Protocol: one JSON request line per connection, one JSON response line back. Bytes travel
-base64-encoded. Ops: ``ping``, ``exec``, ``write``, ``read``, ``list``, ``killall``, ``reset``.
+base64-encoded. Ops: ``ping``, ``exec``, ``write``, ``read``, ``list``, ``killall``.
 """
 
 import base64
 import contextlib
+import ctypes
 import json
 import os
 import resource
 import selectors
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,8 +33,17 @@ import threading
 import time
 
 MARKER = "CUDAENV_EXEC_ID"
-WIPE_DIRS = ("/tmp", "/dev/shm", "/var/tmp")
-BOOT = os.urandom(8).hex()  # tells this image of the process from the one before a reset
+PR_SET_DUMPABLE = 4
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def act_as(uid):
+    """Make this thread's filesystem uid and gid ``uid`` (setfsuid is per thread; glibc does
+    not broadcast it), so its file work is checked as the sandbox user's."""
+    LIBC.setfsuid(uid)
+    LIBC.setfsgid(uid)
+    if LIBC.setfsuid(-1) != uid:  # -1 changes nothing and returns the current fsuid
+        raise PermissionError(f"cannot act as uid {uid}")
 
 
 class PathRefused(Exception):
@@ -62,9 +79,10 @@ class Capped:
 
 
 class Server:
-    def __init__(self, sock_path, workspace):
+    def __init__(self, sock_path, workspace, uid):
         self.sock_path = sock_path
         self.workspace = os.path.realpath(workspace)
+        self.uid = uid
         self.counter = 0
         self.lock = threading.Lock()
 
@@ -81,7 +99,7 @@ class Server:
 
     # -- ops ---------------------------------------------------------------------------
     def op_ping(self, req):
-        return {"pid": os.getpid(), "boot": BOOT}
+        return {"pid": os.getpid(), "uid": os.getuid(), "user": self.uid}
 
     def op_write(self, req):
         full = self.resolve(req["path"])
@@ -134,6 +152,9 @@ class Server:
             start_new_session=True,
             preexec_fn=limits,
             close_fds=True,
+            user=self.uid,
+            group=self.uid,
+            extra_groups=[],
         )
         cap = int(req.get("cap", 65536))
         bufs = {proc.stdout: Capped(cap), proc.stderr: Capped(cap)}
@@ -211,7 +232,7 @@ class Server:
                 break
 
     def op_killall(self, req):
-        """Kill every other process of this user (all we may signal, except ourselves)."""
+        """Kill every process of the container but init and this one (CAP_KILL)."""
         for _ in range(5):
             try:
                 os.kill(-1, signal.SIGKILL)
@@ -220,17 +241,10 @@ class Server:
             time.sleep(0.002)
         return {}
 
-    def op_reset(self, req):
-        """Kill every other process of this user, wipe the writable dirs, re-exec."""
-        self.op_killall(req)
-        for top in (self.workspace, *WIPE_DIRS, os.path.dirname(self.sock_path)):
-            wipe(top, keep=self.sock_path)
-        return {"reexec": True, "boot": BOOT}
-
     # -- serving -----------------------------------------------------------------------
     def handle(self, conn):
-        reexec = False
         try:
+            act_as(self.uid)
             with conn, conn.makefile("rwb") as fh:
                 line = fh.readline()
                 if not line:
@@ -239,7 +253,6 @@ class Server:
                     req = json.loads(line)
                     resp = getattr(self, "op_" + req["op"])(req)
                     resp["ok"] = True
-                    reexec = bool(resp.get("reexec"))
                 except PathRefused as exc:
                     resp = {"ok": False, "error": "path", "message": str(exc)}
                 except FileNotFoundError as exc:
@@ -250,36 +263,20 @@ class Server:
                 fh.flush()
         except OSError:
             pass
-        if reexec:
-            self.reexec()
 
-    def reexec(self):
-        """Replace this process with a fresh interpreter, keeping the listening socket."""
-        fd = self.listener.fileno()
-        os.set_inheritable(fd, True)
-        os.execv(
-            sys.executable,
-            [
-                sys.executable,
-                "-I",
-                "-S",
-                os.path.abspath(__file__),
-                self.sock_path,
-                self.workspace,
-                str(fd),
-            ],
-        )
-
-    def serve(self, inherited_fd=None):
-        if inherited_fd is not None:
-            self.listener = socket.socket(fileno=inherited_fd)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.sock_path)
-            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self.listener.bind(self.sock_path + ".new")
-            self.listener.listen(64)
-            os.rename(self.sock_path + ".new", self.sock_path)
+    def serve(self):
+        """Listen on the socket: only this uid may connect where it owns the run directory
+        (the host is root), else anyone who may enter it (the host's user; the directory is
+        sticky, so no one else can replace the socket)."""
+        run_dir = os.path.dirname(self.sock_path)
+        mine = os.stat(run_dir).st_uid == os.getuid()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.sock_path)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.sock_path + ".new")
+        os.chmod(self.sock_path + ".new", 0o600 if mine else 0o666)
+        self.listener.listen(64)
+        os.rename(self.sock_path + ".new", self.sock_path)
         while True:
             conn, _ = self.listener.accept()
             threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
@@ -296,39 +293,31 @@ def drain(pipes):
                 key.fileobj.close()
 
 
-def wipe(top, keep=None):
-    try:
-        entries = os.listdir(top)
-    except OSError:
-        return
-    for name in entries:
-        path = os.path.join(top, name)
-        if path == keep:
-            continue
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
+def check_privileges(uid):
+    """Refuse to serve as the sandbox user, or without the means to act as them."""
+    if os.getuid() == uid:
+        raise SystemExit(f"exec server: must not run as the sandbox user (uid {uid})")
+    failed = []
 
-
-def reap_children():
-    """Collect zombies left by the previous image of this process after a re-exec."""
-    while True:
+    def probe():
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            act_as(uid)
+        except OSError as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    if failed:
+        raise SystemExit(f"exec server: {failed[0]} (the container needs CAP_SETUID/SETGID)")
 
 
 def main(argv):
-    reap_children()
-    server = Server(argv[1], argv[2])
-    server.serve(int(argv[3]) if len(argv) > 3 else None)
+    uid = int(argv[3])
+    check_privileges(uid)
+    if LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+    Server(argv[1], argv[2], uid).serve()
 
 
 if __name__ == "__main__":

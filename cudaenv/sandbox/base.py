@@ -157,6 +157,13 @@ class Sandbox(ABC):
         one): the host's devices are visible by default."""
         return True
 
+    @classmethod
+    def preflight(cls, options: Mapping[str, object]) -> None:
+        """Check, before a run starts any work, that sandboxes made with ``options`` can
+        start here (a backend's engine answers, its image exists); SandboxError saying what
+        is missing. Nothing to check by default."""
+        return None
+
     @property
     def gpu_access(self) -> bool:
         """Whether commands here can reach the host's GPUs (the grader skips GPU stages, as
@@ -169,6 +176,15 @@ class Sandbox(ABC):
         after a stage: a SIGKILL the sandbox's limit dealt is the solution's doing, one it did
         not deal came from outside (see :mod:`cudaenv.grading.grader`)."""
         return None
+
+    @property
+    def fresh(self) -> bool:
+        """Whether nothing has run here yet: the sandbox is new (a pool never lends one
+        twice) and no command has run in it. The grader asks when it takes a sandbox from its
+        factory, before using it: only a grading whose sandboxes were fresh then writes what
+        later gradings trust (the test-outcome cache); one handed a used sandbox still grades,
+        uncached. False where a backend cannot tell."""
+        return False
 
     @property
     def toolchain_id(self) -> str:

@@ -146,8 +146,15 @@ class LocalSandbox(Sandbox):
         home = "/tmp" if use_bwrap else str(root / "home")
         self._env = _host.default_env(bubblewrap=use_bwrap, home=home, marker=token) | opts.env
         self._lock = threading.RLock()
+        self._ran = False
 
     # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def fresh(self) -> bool:
+        """True until the first command runs (a new sandbox: its own workspace, namespaces
+        built at the first command)."""
+        return not self._ran and not self._state.closed
 
     @property
     def bwrap_path(self) -> str | None:
@@ -258,6 +265,7 @@ class LocalSandbox(Sandbox):
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         self._check_open()
+        self._ran = True
         parts = self._resolve(cwd, want_dir=True) if cwd not in (None, "", ".") else []
         workdir, env_vars = self._inner_path(parts), dict(env or {})
         job_request(0, workdir, "", env_vars)  # reject bad names/NULs before taking a slot

@@ -161,6 +161,8 @@ class AnthropicServer:
             (else an end_turn text) repeats.
         usage: the usage block of every reply (input/output/cache tokens).
         hang: never answer /v1/messages (the connection stays open until ``stop``).
+        fail_after: once this many agent-loop turns are answered, every /v1/messages gets a
+            500 ``api_error`` (an outage mid-episode).
     """
 
     def __init__(
@@ -170,8 +172,11 @@ class AnthropicServer:
         default: dict[str, Any] | None = None,
         usage: dict[str, int] | None = None,
         hang: bool = False,
+        fail_after: int | None = None,
     ) -> None:
         self.script = list(script)
+        self.fail_after = fail_after
+        self.failures_sent = 0
         self.default = default or text("Done.")
         self.usage = usage or {
             "input_tokens": 120, "output_tokens": 30,
@@ -242,6 +247,13 @@ class AnthropicServer:
                     with outer._lock:
                         outer.requests.append(body)
                     outer._stopping.wait()
+                    return
+                if outer.fail_after is not None and outer._pos >= outer.fail_after:
+                    with outer._lock:
+                        outer.requests.append(body)
+                        outer.failures_sent += 1
+                    error = {"type": "api_error", "message": "scripted outage"}
+                    self._json(500, {"type": "error", "error": error})
                     return
                 reply = outer._next(body)
                 model = str(body.get("model", "scripted"))

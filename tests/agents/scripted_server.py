@@ -20,7 +20,7 @@ import json
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -135,9 +135,13 @@ class ScriptedServer:
     Args:
         script: replies played in order; once used up, ``default`` (else the last) repeats.
         fail_first: how many requests fail before the script starts.
-        failure: "500", "429" or "garbage" (a 200 with a body that is not JSON).
+        fail_from: every request from this one on (0-based) fails: the server breaks
+            mid-episode.
+        failure: "500", "429", "400", "401" or "garbage" (a 200 with a body that is not JSON).
         usage: (prompt_tokens, completion_tokens) reported per reply.
         prompt_ids_on: "response" (vLLM) or "choice" (SGLang): where ``prompt_token_ids`` go.
+        responder: a function of the request body returning the reply; when given it answers
+            every request instead of the script (replies that depend on the question asked).
 
     ``requests`` holds every request body received, ``responses`` every completion sent.
     """
@@ -147,16 +151,20 @@ class ScriptedServer:
         script: Iterable[dict[str, Any]],
         *,
         fail_first: int = 0,
+        fail_from: int | None = None,
         failure: str = "500",
         default: dict[str, Any] | None = None,
         usage: tuple[int, int] = (100, 20),
         prompt_ids_on: str = "response",
+        responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.script = list(script)
+        self.responder = responder
         self.prompt_ids_on = prompt_ids_on
         self.responses: list[dict[str, Any]] = []
         self._ids = itertools.count()  # per server: the same script gives the same ids
         self.fail_first = fail_first
+        self.fail_from = fail_from
         self.failure = failure
         self.default = default
         self.usage = usage
@@ -175,16 +183,19 @@ class ScriptedServer:
     def _next(self, body: dict[str, Any]) -> tuple[int, bytes, str]:
         with self._lock:
             self.requests.append(body)
-            if self.failures_sent < self.fail_first:
+            late = self.fail_from is not None and len(self.requests) > self.fail_from
+            if self.failures_sent < self.fail_first or late:
                 self.failures_sent += 1
                 if self.failure == "garbage":
                     return 200, b"{this is not json", "application/json"
-                code = 429 if self.failure == "429" else 500
+                code = int(self.failure)
                 err = {
                     "error": {"message": f"scripted {code}", "type": "server_error", "code": None}
                 }
                 return code, json.dumps(err).encode(), "application/json"
-            if self._pos < len(self.script):
+            if self.responder is not None:
+                reply = self.responder(body)
+            elif self._pos < len(self.script):
                 reply = self.script[self._pos]
                 self._pos += 1
             else:

@@ -9,7 +9,7 @@ import pytest
 
 import cudaenv
 from cudaenv.agents import Agent, make_agent
-from cudaenv.errors import AgentError, SpecError
+from cudaenv.errors import AgentError, ModelServerError, SpecError
 from cudaenv.problems import load_suite
 from tests.agents.scripted_server import ScriptedServer, text, tool_call, tool_calls
 from tests.conftest import CPU_SOLUTION
@@ -102,21 +102,21 @@ def test_retries_server_errors_and_rate_limits(cpu_problem, failure: str) -> Non
     assert traj.reward == 1.0 and srv.failures_sent == 2 and len(srv.requests) == 4
 
 
-def test_garbage_bodies_exhaust_attempts_then_agent_error(cpu_problem) -> None:
+def test_garbage_bodies_exhaust_attempts_then_a_model_server_error(cpu_problem) -> None:
     with (
         ScriptedServer(SOLVE, fail_first=10, failure="garbage") as srv,
-        pytest.raises(AgentError, match="after 3 attempts"),
+        pytest.raises(ModelServerError, match="after 3 attempts"),
     ):
         openai_agent(srv).run(cudaenv.make(cpu_problem))
     assert len(srv.requests) == 3
 
 
-def test_unreachable_server_is_agent_error(cpu_problem) -> None:
+def test_unreachable_server_is_a_model_server_error(cpu_problem) -> None:
     srv = ScriptedServer([]).start()
     url = srv.base_url
     srv.stop()
     agent = make_agent("openai", model="m", base_url=url, backoff_s=0.001, max_attempts=2)
-    with pytest.raises(AgentError, match="APIConnectionError"):
+    with pytest.raises(ModelServerError, match="APIConnectionError"):
         agent.run(cudaenv.make(cpu_problem))
 
 

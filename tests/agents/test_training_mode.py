@@ -120,12 +120,21 @@ def test_context_overflow_ends_truncated_instead_of_rewriting(cpu_problem) -> No
     assert agent.conversation_tokens(srv.requests[-1]["messages"]) <= 9000
 
 
-def test_evaluation_mode_sends_no_token_fields_and_records_no_turns(cpu_problem) -> None:
+def test_evaluation_mode_sends_no_token_fields_and_keeps_every_reply(cpu_problem) -> None:
+    """Evaluation asks for no token data, yet keeps what the model said: each reply as
+    returned (text and reasoning beside the calls), the conversation, the graded files."""
     with ScriptedServer(SOLVE) as srv:
         traj = agent_for(srv, training=False).run(cudaenv.make(cpu_problem))
-    assert traj.reward == 1.0 and traj.turns == []
+    assert traj.reward == 1.0
     assert all("logprobs" not in r and "return_token_ids" not in r for r in srv.requests)
     assert "reasoning_content" not in srv.requests[1]["messages"][2]  # sent back as before
+    assert [t.message for t in traj.turns] == [r["choices"][0]["message"] for r in srv.responses]
+    assert traj.turns[0].message["reasoning_content"] == "Write the kernel first."
+    assert all(t.completion_token_ids is None and t.prompt_token_ids is None for t in traj.turns)
+    assert traj.messages[: len(srv.requests[-1]["messages"])] == srv.requests[-1]["messages"]
+    assert traj.messages[-2]["tool_calls"][0]["function"]["name"] == "submit"
+    assert traj.messages[-1]["role"] == "tool"  # the grading's observation ends it
+    assert [f.path for f in traj.solution_files] == ["solution.cpp"]
 
 
 def test_extra_body_passes_through_and_none_drops_a_training_key(cpu_problem) -> None:
@@ -181,7 +190,7 @@ def test_async_variant_gives_the_sync_trajectory(cpu_problem, training: bool, en
     assert sync.reward == result.reward == 1.0
     assert comparable_trajectory(result) == comparable_trajectory(sync)
     assert async_srv.requests == sync_srv.requests
-    assert len(result.turns) == (len(MIXED) if training else 0)
+    assert len(result.turns) == len(MIXED)  # every reply, in either mode
 
 
 def test_concurrent_arun_on_one_agent_and_async_retries(cpu_problem) -> None:

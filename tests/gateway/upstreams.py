@@ -14,13 +14,19 @@ response, or its first chunk) and ``token_ids`` per choice (per chunk when strea
 ``message.output_text.logprobs`` gets logprobs on its text. The "tokenizer" is one id per
 character. ``echo_auth=True`` puts the credential the request carried into the reply (an
 ``echo`` field, or a first ``echo`` event) and an ``x-echo-auth`` header: a leaky upstream. ``hang=True`` never answers; ``cut=True``
-closes a stream half way. Every request's headers and body are kept in ``requests``.
+closes a stream half way; ``gate`` (an Event) holds every reply until it is set; ``fixed``
+replaces every POST reply with those bytes (a 200 that is not JSON, or has no usage);
+``on_reply(n)`` runs after the n-th POST is answered. Every
+request's headers and body are kept in ``requests`` (GETs too: ``/v1/models`` and
+``/v1/models/<id>`` are answered, any other GET path gets a 404); ``max_in_flight`` is the
+most POSTs it held at once.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -182,12 +188,20 @@ class ReplayServer:
         echo_auth: bool = False,
         hang: bool = False,
         cut: bool = False,
+        gate: threading.Event | None = None,
+        fixed: bytes | None = None,
+        on_reply: Callable[[int], None] | None = None,
     ) -> None:
         self.text = text
         self.usage = usage
         self.echo_auth = echo_auth
         self.hang = hang
         self.cut = cut
+        self.gate = gate
+        self.fixed = fixed
+        self.on_reply = on_reply  # called with the number of POSTs answered so far
+        self.answered = 0
+        self.in_flight = self.max_in_flight = 0
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -221,13 +235,45 @@ class ReplayServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def do_GET(self) -> None:
+                with outer._lock:
+                    outer.requests.append({"path": self.path, "headers": dict(self.headers),
+                                           "body": None, "raw": b""})  # fmt: skip
+                path = self.path.split("?", 1)[0]
+                if path == "/v1/models":
+                    self._send(200, b'{"object": "list", "data": []}', "application/json")
+                elif path.startswith("/v1/models/") and path.count("/") == 3:
+                    model = {"id": path.rsplit("/", 1)[1], "object": "model"}
+                    self._send(200, json.dumps(model).encode(), "application/json")
+                else:
+                    self._send(404, b'{"error": {"message": "no route"}}', "application/json")
+
             def do_POST(self) -> None:
+                with outer._lock:
+                    outer.in_flight += 1
+                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                try:
+                    self._post()
+                finally:
+                    with outer._lock:
+                        outer.in_flight -= 1
+                        outer.answered += 1
+                        answered = outer.answered
+                    if outer.on_reply is not None:
+                        outer.on_reply(answered)
+
+            def _post(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 path = self.path.split("?", 1)[0]
                 body = json.loads(raw or b"{}")
                 with outer._lock:
                     outer.requests.append({"path": self.path, "headers": dict(self.headers),
                                            "body": body, "raw": raw})  # fmt: skip
+                if outer.gate is not None:
+                    outer.gate.wait()
+                if outer.fixed is not None:
+                    self._send(200, outer.fixed, "application/json")
+                    return
                 if path not in ROUTES and path != "/v1/messages/count_tokens":
                     self._send(404, b'{"error": {"message": "no route"}}', "application/json")
                     return
@@ -278,6 +324,8 @@ class ReplayServer:
 
     def stop(self) -> None:
         self._stopping.set()
+        if self.gate is not None:
+            self.gate.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

@@ -5,15 +5,18 @@ Each test names the rule it proves: removing that rule makes it fail.
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
 
+from cudaenv.grading.grader import grade
 from cudaenv.grading.static_checks import analyse
 from cudaenv.grading.static_cpp import Plan, check, plan, splice
 from cudaenv.grading.symbol_allowlist import SymbolAllowlist
-from cudaenv.problems.model import SourceFile
+from cudaenv.problems.model import Problem, SourceFile
 from cudaenv.sandbox.local import LocalSandbox
+from tests.conftest import need_image
 
 GXX = "g++ -O1 -I include -o test.out solution.cpp test/*.cpp"
 NVCC = "nvcc -I include -O2 -o test.out solution.cu test/*.cu"
@@ -250,3 +253,33 @@ def test_an_exit_status_that_wraps_to_zero_is_a_success() -> None:
 
     assert [s for s in ("0", "256", "-512", "1024", "x", "0x100") if not exits(s)] == []
     assert [s for s in ("1", "-1", "255", "257", "EXIT_FAILURE") if exits(s)] == []
+
+
+def test_a_build_that_compiles_nothing_has_no_toolchain_check() -> None:
+    """A build made only of programs that compile nothing needs no compiler (issue 32)."""
+    assert plan("true") is None
+    assert plan("mkdir -p out && cp include/a.h out/ ; echo done") is None
+    assert plan("X=1 true") is None
+    assert plan("./build.sh") is not None  # a script might compile: guessed
+    assert plan("true && nvcc -o t a.cu") is not None
+
+
+@pytest.mark.docker
+def test_grading_a_no_compile_build_needs_no_compiler_in_the_image() -> None:
+    """The test image has no nvcc: a problem whose build is ``true`` still grades there."""
+    image = os.environ.get("CUDAENV_TEST_IMAGE", "cudaenv-sandbox-test:latest")
+    need_image(image, "docker/build-test-image.sh")
+    problem = Problem(
+        task_id="no-compile",
+        problem_type="cuda_cpp",
+        group="cuda-kernels",
+        prompt="Write solution.cu.",
+        metadata={"requires_gpu": False},
+        context_files=[SourceFile(path="include/t.h", content="#pragma once\n")],
+        build_command="true",
+        test_command="test -f solution.cu",
+    )
+    files = [SourceFile(path="solution.cu", content='#include "t.h"\nint f() { return 1; }\n')]
+    verdict = grade(problem, files, sandbox="docker", sandbox_options={"image": image})
+    assert verdict.passed is True, verdict.reason
+    assert "toolchain" not in verdict.stages

@@ -135,9 +135,10 @@ void run(float* x, cublasHandle_t h) {
     assert any("'cudaGetDriverEntryPoint" in v for v in violations), violations
 
 
-def test_the_stack_token_exploit_scores_only_without_the_allow_list(monkeypatch) -> None:
-    """The red team's ``toolchain-stack-token`` through the real grader: it forges a passing
-    run with the allow-list off (the deny-list alone), and is a suspected hack with it on."""
+def test_the_stack_token_exploit_scores_nothing_with_or_without_the_allow_list(monkeypatch) -> None:
+    """The red team's ``toolchain-stack-token`` through the real grader: a suspected hack with
+    the allow-list on; with it off the exploit still scores 0, because ``cpu-add`` is a split
+    harness now (no completion token exists to steal: the checker decides on the outputs)."""
     import cudaenv.grading.static_cpp as static_cpp
     from cudaenv import grade
     from cudaenv.redteam.catalog_toolchain import STACK_TOKEN
@@ -149,4 +150,5 @@ def test_the_stack_token_exploit_scores_only_without_the_allow_list(monkeypatch)
     assert v.passed is False and any("__libc_stack_end" in s for s in v.suspected_hack), v
     monkeypatch.setattr(static_cpp, "allowlist_for", lambda *a, **k: None)
     v = grade(problem, files, build_cache=False)
-    assert v.passed is True and v.suspected_hack == [], v.model_dump_json(indent=1)
+    assert v.passed is False and v.suspected_hack == [], v.model_dump_json(indent=1)
+    assert v.stages["test"].status == "failed", v.stages["test"]

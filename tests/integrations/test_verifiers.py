@@ -207,20 +207,30 @@ def test_32_concurrent_rollouts_leave_no_sandbox_or_process(source: str) -> None
     assert descendants() <= procs
 
 
+def test_the_package_is_the_plugin_verifiers_resolves() -> None:
+    """``vf-eval cudaenv`` imports the package ``cudaenv`` and takes the one Taskset, Harness
+    and Env subclass its ``__all__`` exports (verifiers' own resolver, as vf-eval calls it)."""
+    from verifiers.v1.utils import loaders
+
+    from cudaenv.integrations.verifiers import CudaHarness, CudaTaskset, CudaVfEnv
+
+    assert loaders.taskset_class("cudaenv") is CudaTaskset
+    assert loaders.default_harness_id("cudaenv") == "cudaenv"
+    assert loaders.harness_class("cudaenv") is CudaHarness
+    assert loaders.environment_class("cudaenv") is CudaVfEnv
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "flags", [[], ["--env.agent.harness.id", "cudaenv-vf", "--env.agent.harness.processes", "true"]]
-)
-def test_vf_eval_cli_runs_the_plugin(source: str, tmp_path: Path, flags: list[str]) -> None:
-    """The README's command: ``vf-eval cudaenv-vf`` finds the plugin module and scores 1
-    (and with episodes in worker processes)."""
+def test_vf_eval_cli_runs_the_plugin_with_processes(source: str, tmp_path: Path) -> None:
+    """``vf-eval cudaenv`` with the episodes in worker processes, harness options after the
+    harness id (the plain command, from the wheel: ``test_verifiers_wheel.py``)."""
+    flags = ["--env.agent.harness.id", "cudaenv", "--env.agent.harness.processes", "true"]
     vf_eval = Path(sys.executable).with_name("vf-eval")
     if not vf_eval.exists():
         pytest.skip("vf-eval is not on this interpreter's bin dir")
-    plugin = ROOT / "environments" / "cudaenv_vf"
-    env = {**os.environ, "PYTHONPATH": f"{plugin}{os.pathsep}{ROOT}", "HOME": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
     with ScriptedServer(ORACLE) as srv:
-        cmd = [str(vf_eval), "cudaenv-vf", "--env.taskset.source", source, "--model", "scripted"]
+        cmd = [str(vf_eval), "cudaenv", "--env.taskset.source", source, "--model", "scripted"]
         cmd += ["--client.base-url", srv.base_url, "-n", "1", "-r", "1", "--no-push"]
         cmd += ["--output-dir", str(tmp_path / "out"), *flags]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)

@@ -3,15 +3,13 @@ grading them through their own reward files."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
 
 import cudaenv
-from cudaenv.errors import SourceNotFoundError, SpecError
+from cudaenv.errors import SpecError
 from cudaenv.grading.grader import grade
 from cudaenv.problems import load_suite
 from cudaenv.problems.harbor_tasks import container_paths, find_task_dirs, rewrite_script
@@ -125,6 +123,31 @@ def test_a_planted_reward_file_does_not_count(tmp_path: Path) -> None:
     assert v.passed is False and v.stages["test"].reason == "reward 0 < 1"
 
 
+REWRITING_SOLVE = """#!/bin/bash
+cat > "$CUDAENV_WORKSPACE/tests/test.sh" <<'EOF2'
+#!/bin/bash
+mkdir -p "$CUDAENV_WORKSPACE/.harbor/logs/verifier"
+echo '{"reward": 1}' > "$CUDAENV_WORKSPACE/.harbor/logs/verifier/reward.json"
+EOF2
+echo wrong > "$CUDAENV_WORKSPACE/out.txt"
+"""
+
+
+def test_a_build_step_that_rewrites_the_tests_scores_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's own solution/solve.sh (which the build runs) rewrites the hidden test.sh:
+    the tests are written back from the problem after the build, and the build fails."""
+    write_harbor_task(tmp_path, "greet")
+    p = load_suite(tmp_path)[0]
+    v = grade(p, {"solution/solve.sh": REWRITING_SOLVE}, build_cache=False, test_cache=False)
+    assert v.passed is False and "the build rewrote protected files ['tests/test.sh']" in v.reason
+    # the defence off: the rewritten test.sh would have graded the wrong output 1
+    monkeypatch.setattr("cudaenv.grading.build.restore_protected", lambda *a: [])
+    off = grade(p, {"solution/solve.sh": REWRITING_SOLVE}, build_cache=False, test_cache=False)
+    assert off.passed is True
+
+
 def test_json_reward_wins_over_text_and_a_missing_reward_fails(tmp_path: Path) -> None:
     both = "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\necho '{\"reward\": 0.5}' > /logs/verifier/reward.json\n"
     write_harbor_task(tmp_path / "a", "both", test=both)
@@ -188,141 +211,8 @@ def test_harbor_task_without_test_sh_is_a_spec_error(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- repository tasks
-
-CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
-TEST_MUL = "from calc import mul\n\nassert mul(3, 4) == 12\n"
-TEST_ADD = "from calc import add\n\nassert add(2, 3) == 5, add(2, 3)\n"
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@e",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@e",
-        "HOME": str(repo),
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
-    ).stdout
-
-
-def _diff(repo: Path, changes: dict[str, str]) -> str:
-    """The patch that makes ``changes`` to the committed tree (the tree is left clean)."""
-    for rel, text in changes.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    _git(repo, "add", "-A")
-    patch = _git(repo, "diff", "--cached")
-    _git(repo, "reset", "-q", "--hard", "HEAD")
-    _git(repo, "clean", "-qfd")
-    return patch
-
-
-@pytest.fixture
-def repo_task(tmp_path: Path) -> dict:
-    """A tiny git repository with a bug, and its SWE-bench-style row."""
-    repo = tmp_path / "repos" / "calc"
-    repo.mkdir(parents=True)
-    _git(repo, "init", "-q")
-    (repo / "calc.py").write_text(CALC)
-    (repo / "checks").mkdir()
-    (repo / "checks" / "test_mul.py").write_text(TEST_MUL)
-    (repo / "README.md").write_text("calc\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "base")
-    base = _git(repo, "rev-parse", "HEAD").strip()
-    gold = _diff(repo, {"calc.py": CALC.replace("a - b", "a + b")})
-    tests = _diff(
-        repo,
-        {
-            "checks/test_add.py": TEST_ADD,
-            "checks/test_mul.py": TEST_MUL + "assert mul(0, 5) == 0\n",
-        },
-    )
-    return {
-        "repo": "demo/calc",
-        "repo_path": "repos/calc",
-        "instance_id": "demo__calc-1",
-        "base_commit": base,
-        "problem_statement": "add() subtracts instead of adding.",
-        "patch": gold,
-        "test_patch": tests,
-        "FAIL_TO_PASS": json.dumps(["checks/test_add.py"]),
-        "PASS_TO_PASS": ["checks/test_mul.py"],
-        "configure_command": "true",
-        "build_command": "python3 -m py_compile calc.py",
-        "f2p_commands": ["python3 -m checks.test_add"],
-        "p2p_commands": ["python3 -m checks.test_mul"],
-        "metadata": {"difficulty": "easy", "tags": ["python"]},
-    }
-
-
-def _write_rows(path: Path, *rows: dict) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def test_repo_task_row_becomes_a_problem(tmp_path: Path, repo_task: dict) -> None:
-    p = load_suite(_write_rows(tmp_path / "tasks.jsonl", repo_task))["demo__calc-1"]
-    assert {f.path for f in p.context_files} == {
-        "calc.py",
-        "README.md",
-    }  # test-patched files are hidden
-    assert {f.path for f in p.test_files} == {
-        "checks/test_add.py",
-        "checks/test_mul.py",
-        ".cudaenv/run_tests.sh",
-    }
-    assert next(f for f in p.test_files if f.path == "checks/test_mul.py").content.endswith(
-        "assert mul(0, 5) == 0\n"
-    )
-    assert p.solution is not None and [f.path for f in p.solution.files] == ["calc.py"]
-    assert "a + b" in p.solution.files[0].content
-    assert p.allow_context_override and not p.needs_gpu
-    assert p.metadata.FAIL_TO_PASS == ["checks/test_add.py"]  # JSON-encoded lists are accepted
-    assert "add() subtracts" in p.prompt and repo_task["base_commit"][:12] in p.prompt
-
-
-def test_repo_task_grades_the_gold_patch_and_rejects_the_base(
-    tmp_path: Path, repo_task: dict
-) -> None:
-    p = load_suite(_write_rows(tmp_path / "tasks.jsonl", repo_task))[0]
-    assert p.solution is not None
-    gold = grade(p, p.solution)
-    assert gold.passed is True and gold.compiled, gold.model_dump_json(indent=1)
-    assert (
-        "[f2p] ok" in gold.stages["test"].output_tail
-        and "[p2p] ok" in gold.stages["test"].output_tail
-    )
-    nothing = grade(p, {})
-    assert nothing.passed is False
-    untouched = grade(p, {"README.md": "calc, unchanged code\n"})
-    assert untouched.passed is False and untouched.stages["test"].status == "failed"
-    # "fixing" the failing test instead of the code: test paths are restored before the run
-    cheat = grade(p, {"checks/test_add.py": "pass\n", "README.md": "x\n"})
-    assert cheat.passed is False and "checks/test_add.py" in cheat.dropped_files
-    broken_build = grade(p, {"calc.py": "def add(:\n"})
-    assert broken_build.passed is False and not broken_build.compiled
-
-
-def test_repo_task_test_command_fallback_and_errors(tmp_path: Path, repo_task: dict) -> None:
-    row = {k: v for k, v in repo_task.items() if k not in ("f2p_commands", "p2p_commands")}
-    row["test_command"] = "python3 -m"
-    row["FAIL_TO_PASS"] = ["checks.test_add"]
-    row["PASS_TO_PASS"] = ["checks.test_mul"]
-    p = load_suite(_write_rows(tmp_path / "fallback.jsonl", row))[0]
-    assert p.solution is not None and grade(p, p.solution).passed is True
-    missing = dict(repo_task, repo_path="nowhere", instance_id="demo__calc-2")
-    with pytest.raises(SourceNotFoundError, match="no local clone"):
-        load_suite(_write_rows(tmp_path / "missing.jsonl", missing))
-    bad_patch = dict(
-        repo_task,
-        test_patch="diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-nope\n+x\n",
-    )
-    with pytest.raises(SpecError, match="test_patch does not apply"):
-        load_suite(_write_rows(tmp_path / "bad.jsonl", bad_patch))
+# (loaded, graded and validated in tests/problems/test_repo_rows.py, tests/grading/test_repo_grading.py
+# and tests/env/test_repo_env.py)
 
 
 def test_patch_paths_reads_both_sides() -> None:

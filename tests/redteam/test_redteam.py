@@ -14,12 +14,15 @@ from cudaenv.toolkit import has_gpu
 DOCKER_CLASSES = {"read_hidden", "escape", "exhaust"}
 
 
-def _docker_ready() -> str | None:
-    """None when the engine and the sandbox image are there; else why not."""
+def _docker_ready(exploit: Exploit) -> str | None:
+    """None when the engine and the exploit's images are there; else why not."""
+    images = [os.environ.get("CUDAENV_REDTEAM_IMAGE", DEFAULT_IMAGE)]
+    images += [str(row["image"]) for row in exploit.pooled.values() if "image" in row]
     try:
         from cudaenv.sandbox.docker import docker_client
 
-        docker_client().images.get(os.environ.get("CUDAENV_REDTEAM_IMAGE", DEFAULT_IMAGE))
+        for image in images:
+            docker_client().images.get(image)
     except Exception as exc:  # any failure (no SDK, no engine, no image) means: skip
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -30,6 +33,8 @@ def _params() -> list:
     for e in EXPLOITS:
         for backend in ("local", "docker"):
             if backend == "docker" and e.cls not in DOCKER_CLASSES:
+                continue
+            if e.backends is not None and backend not in e.backends:
                 continue
             marks = []
             if backend == "docker":
@@ -58,7 +63,7 @@ def _explain(r: RedteamResult) -> str:
 
 @pytest.mark.parametrize(("exploit", "backend"), _params())
 def test_exploit_gets_nothing(exploit: Exploit, backend: str) -> None:
-    if backend == "docker" and (why := _docker_ready()):
+    if backend == "docker" and (why := _docker_ready(exploit)):
         pytest.skip(f"docker sandbox unavailable: {why}")
     r = run_exploit(exploit, backend)
     if exploit.cls == "speed":

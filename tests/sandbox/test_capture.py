@@ -12,10 +12,10 @@ import sys
 import pytest
 
 from cudaenv.sandbox import _strays, pid_alive
+from cudaenv.sandbox._docker_sandbox import _decode
 from cudaenv.sandbox._exec_server import Capped
 from cudaenv.sandbox._supervisor import Capture
 from cudaenv.sandbox.base import cap_output
-from cudaenv.sandbox.docker import _decode
 
 
 def _chunks(rng: random.Random, data: bytes) -> list[bytes]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -121,28 +122,72 @@ def test_file_round_trip(sb: DockerSandbox) -> None:
         sb.read_file("data/missing")
 
 
-def test_pool_reset_wipes_files_and_kills_processes(pool: DockerSandboxPool) -> None:
+def test_pool_never_lends_a_container_twice(client: object, pool: DockerSandboxPool) -> None:
+    """A released container is removed, never reset: the next holder gets a new one, with
+    new IPC, pid and mount namespaces (issue 27: System V shared memory and POSIX queues
+    outlived a reset), so grading never runs where an agent ran."""
     first = pool.acquire()
     name = first.container_name
+    assert first.fresh
     first.write_file("secret.txt", "answer")
-    first.exec("echo t > /tmp/t; echo s > /dev/shm/s", timeout=10)
+    plant = (
+        "echo t > /tmp/t; echo s > /dev/shm/s; ipcmk -M 4096 && ipcmk -Q && "
+        "python3 -c 'import ctypes, os; "
+        'ctypes.CDLL(None).mq_open(b"/left", os.O_CREAT | os.O_RDWR, 0o600, None)\''
+    )
+    assert first.exec(plant, timeout=10).ok
+    assert not first.fresh
     first.exec("nohup bash -c 'trap \"\" TERM; sleep 1000' >/dev/null 2>&1 &", timeout=10)
-    assert "sleep 1000" in first.exec("ps -eo args", timeout=10).stdout
     pool.release(first)
     with pytest.raises(SandboxClosedError):
         first.exec("true", timeout=10)
-    assert pool.last_reset_s is not None
     second = pool.acquire()
     try:
-        assert second.container_name == name  # the warm container was reused
+        assert second.container_name != name and second.fresh
         assert second.list_files() == []
-        assert second.exec("ls -A /tmp /dev/shm", timeout=10).stdout.split() == [
-            "/dev/shm:",
-            "/tmp:",
-        ]
-        assert "sleep 1000" not in second.exec("ps -eo args", timeout=10).stdout
+        look = "ls -A /tmp /dev/shm /dev/mqueue; ipcs -m -q | grep -c '^0x'; ps -eo args"
+        out = second.exec(look, timeout=10).stdout
+        assert out.split("\n")[:6] == ["/dev/mqueue:", "", "/dev/shm:", "", "/tmp:", "0"], out
+        assert "sleep 1000" not in out
     finally:
         second.close()
+    names = set()
+    for _ in range(3):
+        with pool.acquire() as box:
+            names.add(box.container_name)  # type: ignore[attr-defined]
+    assert len(names) == 3 and name not in names
+    deadline = time.monotonic() + 60  # removal happens in the background
+    while client.containers.list(all=True, filters={"name": name}):  # type: ignore[attr-defined]
+        assert time.monotonic() < deadline, f"released container {name} was not removed"
+        time.sleep(0.2)
+
+
+def test_the_exec_server_is_out_of_the_sandbox_users_reach(client: object) -> None:
+    """The sandbox user (uid 1000) can neither ptrace, signal nor read the exec server, nor
+    reach its socket (issue 27: an agent ptraced the server, same uid, and exec'd an implant
+    in its place that answered the host from then on)."""
+    with DockerSandbox(image=TEST_IMAGE) as box:
+        ps = box.exec(
+            "ps -eo pid=,user=,args= | grep '[e]xec_server.py' | grep -v init", timeout=10
+        )
+        pid, user = ps.stdout.split()[:2]
+        attach = (
+            "import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True); "
+            "pid = int(sys.argv[1]); r = libc.ptrace(16, pid, None, None); "
+            "print(r, os.strerror(ctypes.get_errno())); "
+            "r == 0 and (os.waitpid(pid, 0x40000000), libc.ptrace(17, pid, None, 18))"
+        )  # PTRACE_ATTACH; where it worked, PTRACE_DETACH with SIGCONT
+        res = box.exec(f'python3 -c "{attach}" {pid}', timeout=10)
+        assert res.stdout.strip() == "-1 Operation not permitted", res
+        for probe in (f"kill -0 {pid}", f"kill -STOP {pid}", f"cat /proc/{pid}/environ"):
+            assert not box.exec(probe, timeout=10).ok, probe
+        assert not box.exec(f"head -c1 /proc/{pid}/mem", timeout=10).ok
+        assert not box.exec("ls /run/cudaenv", timeout=10).ok
+        assert not box.exec("touch /run/cudaenv/exec.sock", timeout=10).ok
+        caps = box.exec("grep -E '^Cap(Eff|Prm)' /proc/self/status", timeout=10).stdout.split()
+        assert caps[1::2] == ["0000000000000000", "0000000000000000"], caps
+        assert box.exec("echo still served", timeout=10).stdout == "still served\n"
+        assert user != "agent", ps.stdout
 
 
 def test_externally_killed_container(client: object) -> None:
