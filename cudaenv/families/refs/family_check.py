@@ -43,7 +43,6 @@ except ModuleNotFoundError:  # pragma: no cover - only the package's own import
     lib = None
 
 GUARD = 64  # poisoned elements after each C++ array
-WARM = 3  # the runners' warm-up calls before the timed region (documentation only)
 
 Sizes = dict[str, int]
 Test = tuple[str, Sizes, str, bool]  # case name, sizes, input kind, also with host arrays
@@ -80,13 +79,14 @@ class Checker:
         out: dict[str, Any] = {k: np.int32(v) for k, v in sizes.items()}
         return {**out, "work": np.int32(work), "guard": np.int32(GUARD)}
 
-    def _lay(self, name: str, arr: np.ndarray) -> np.ndarray:
+    def _lay(self, arr: np.ndarray) -> np.ndarray:
+        """C++ runners read flat arrays; Python ones the shapes."""
         return arr.reshape(-1) if self.rendering == "cpp" else arr
 
     def test_case(self, name: str, sizes: Sizes, kind: str, host: bool, rng: Any) -> Any:
         arrays = self.ref.draw(self.params, sizes, kind, rng)
         inputs = self._scalars(sizes) | {"host": np.int32(host)}
-        inputs |= {k: self._lay(k, a) for k, a in arrays.items()}
+        inputs |= {k: self._lay(a) for k, a in arrays.items()}
         for out, (shape, _) in self.ref.outputs(self.params, sizes).items():
             inputs[f"{out}.shape"] = _shape_input(shape)
         return lib.Case(name, inputs)
@@ -104,7 +104,7 @@ class Checker:
         else:
             for r in range(calls):
                 for name, arr in self.ref.draw(self.params, sizes, self.perf_kind, rng).items():
-                    inputs[f"{name}.{r}"] = self._lay(name, arr)
+                    inputs[f"{name}.{r}"] = self._lay(arr)
         for name, (shape, _) in {
             **self.ref.inputs(self.params, sizes),
             **self.ref.outputs(self.params, sizes),
