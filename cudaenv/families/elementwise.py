@@ -5,48 +5,21 @@ reference computes node by node (see :mod:`cudaenv.families.expr`)."""
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
-from cudaenv.families import cpp, cpp_harness, expr
+from cudaenv.families import cpp, expr
 from cudaenv.families.base import Family, Mutant, Params, Parts
-
-DTYPES = ("f32", "f64", "f16")
-BCAST = ("full", "row", "col")
-FN = "fused_elementwise"
-SHAPES = [(0, 7), (1, 1), (1, 33), (3, 5), (7, 32), (5, 1000), (64, 257), (1000, 1),
-          (20000, 3), (3, 100003), (300, 4099), (1024, 1024)]  # fmt: skip
-PERF = (4096, 4096)
-CALLS = 5
-DT = {"f32": "fp32", "f64": "fp64", "f16": "fp32"}  # half data, float math
-
-
-def compute_type(dtype: str) -> tuple[str, float]:
-    """The type the expression is evaluated in, and its unit roundoff."""
-    return ("double", 2.0**-53) if dtype == "f64" else ("float", 2.0**-24)
-
-
-def draw_params(rng: random.Random, dtypes: tuple[str, ...]) -> Params:
-    depth = rng.choice((1, 2, 2, 3, 3))
-    n = rng.choice((1, 2, 2, 3, 3)[: 3 if depth == 1 else 5])
-    bcast = ["full"] + [rng.choice(BCAST) for _ in range(n - 1)]
-    return {"dtype": rng.choice(dtypes), "expr": expr.draw(rng, n, depth), "bcast": bcast}
-
-
-def check_params(name: str, params: Params, dtypes: tuple[str, ...]) -> Params:
-    bc = params.get("bcast")
-    tree = params.get("expr")
-    if (
-        params.get("dtype") not in dtypes
-        or not isinstance(bc, list)
-        or not bc
-        or bc[0] != "full"
-        or any(b not in BCAST for b in bc)
-        or expr.leaves(tree) != {f"x{i}" for i in range(len(bc))}
-        or set(params) != {"dtype", "expr", "bcast"}
-    ):
-        raise SpecError(f"not a {name} parameter set: {params}", field="params")
-    return params
+from cudaenv.families.checks import check_files
+from cudaenv.families.elementwise_ops import (
+    CALLS,
+    FN,
+    PERF,
+    SIZES,
+    SPACE,
+    compute_type,
+    cpp_cases,
+    difficulty,
+    work,
+)
+from cudaenv.families.runners import Arg, Io, cpp_runner
 
 
 def index(kind: str) -> str:
@@ -54,16 +27,6 @@ def index(kind: str) -> str:
     return {"full": "i", "row": "c", "col": "r", "row-wrong": "r % cols", "col-wrong": "c % rows"}[
         kind
     ]
-
-
-def _size(kind: str) -> str:
-    return {"full": "(size_t)rows * cols", "row": "(size_t)cols", "col": "(size_t)rows"}[kind]
-
-
-def difficulty(params: Params) -> str:
-    score = expr.depth(params["expr"]) - 1 + (params["dtype"] == "f16")
-    score += any(b != "full" for b in params["bcast"])
-    return "easy" if score <= 1 else "medium" if score <= 2 else "hard"
 
 
 def _signature(params: Params, ct: cpp.CType) -> str:
@@ -164,53 +127,11 @@ __global__ void naive({params_list}T* out, int rows, int cols) {{
 """
 
 
-def _host_ref(params: Params, ct: cpp.CType) -> str:
-    _, u = compute_type(params["dtype"])
-    lines, v, e = expr.bound_code(params["expr"], "cpp")
-    ins = "".join(f"const {ct.host}* in{i}, " for i in range(len(params["bcast"])))
-    loads = "".join(
-        f"            const double x{i} = {ct.host_value(f'in{i}[{index(b)}]')};\n"
-        for i, b in enumerate(params["bcast"])
-    )
-    body = "\n".join(f"            {ln}" for ln in lines)
-    out_round = " + fabs(t) * 0x1p-11 + 0x1p-25" if ct.key == "f16" else ""
-    code = f"""
-// out = {expr.math_text(params["expr"])}: want the exact value, tol twice the forward error
-// bound of evaluating it in a type of unit roundoff U{" (and rounding the result to half)" if ct.key == "f16" else ""}.
-static void host_ew({ins}int rows, int cols, double* want, double* tol) {{
-    const double U = {u!r};
-    for (int r = 0; r < rows; ++r) {{
-        for (int c = 0; c < cols; ++c) {{
-            const size_t i = (size_t)r * cols + c;
-            (void)i;
-{loads}{body}
-            const double t = {v}, e = {e};
-            want[i] = t;
-            tol[i] = 2.0 * e{out_round} + 1e-300;
-        }}
-    }}
-}}
-"""
-    return cpp.host_ref_header("a fused element-wise expression", code, half=ct.key == "f16")
-
-
-def harness_spec(params: Params, ct: cpp.CType) -> cpp_harness.Spec:
-    bc = params["bcast"]
-    gen = ct.host_store("rng.uni(-2.0, 2.0)")
-    shown = "(double)host_h2f({})" if ct.key == "f16" else ""
-    inputs = [cpp_harness.Arr(f"x{i}", ct.host, ct.dev, _size(b), gen) for i, b in enumerate(bc)]
-    out = cpp_harness.Arr("out", ct.host, ct.dev, "(size_t)rows * cols", shown=shown)
-    ins = "".join(f"@x{i}@, " for i in range(len(bc)))
-    return cpp_harness.Spec(
-        vars=["rows", "cols"],
-        cases=[(f"case{i}", list(s), 0) for i, s in enumerate(SHAPES)],
-        inputs=inputs,
-        outputs=[out],
-        call=f"{FN}({ins}@out@, rows, cols)",
-        host_call=f"host_ew({ins}rows, cols, @want_out@, @tol_out@)",
-        perf=list(PERF),
-        calls=CALLS,
-    )
+def io(params: Params, ct: cpp.CType) -> Io:
+    n = len(params["bcast"])
+    args = (*(Arg(f"x{i}", ct.key) for i in range(n)), Arg("out", ct.key, "out"))
+    ins = "".join(f"@x{i}@, " for i in range(n))
+    return Io(FN, args, SIZES, f"{FN}({ins}@out@, rows, cols)")
 
 
 def bcast_text(bc: list[str]) -> str:
@@ -270,23 +191,13 @@ class Elementwise(Family):
     slug = "ew"
     problem_type = "cuda_cpp"
     group = "cuda-kernels"
-
-    def draw(self, rng: random.Random) -> Params:
-        return draw_params(rng, DTYPES)
-
-    def check(self, params: Params) -> Params:
-        return check_params(self.name, params, DTYPES)
-
-    def label(self, params: Params) -> str:
-        bc = "".join(b[0] for b in params["bcast"])
-        return f"{len(params['bcast'])}in-{bc}-d{expr.depth(params['expr'])}-{params['dtype']}"
+    params_space = SPACE
 
     def render(self, params: Params, task_id: str) -> Parts:
         ct = cpp.CTYPES[params["dtype"]]
-        spec = harness_spec(params, ct)
-        rows, cols = PERF
-        n = rows * cols
-        in_elems = sum({"full": n, "row": cols, "col": rows}[b] for b in params["bcast"])
+        cases = cpp_cases(params)
+        runner = cpp_runner(io(params, ct), header=f"{FN}.h", includes=[ct.include],
+                            task_id=task_id, family=self.name)  # fmt: skip
         return Parts(
             prompt=prompt(params, ct),
             context={
@@ -296,29 +207,23 @@ class Elementwise(Family):
                     includes=[ct.include],
                 )
             },
-            tests={
-                "test/test_main.cu": cpp.harness(
-                    task_id=task_id,
-                    family=self.name,
-                    summary="fused element-wise expression",
-                    header=f"{FN}.h",
-                    includes=[ct.include],
-                    body=cpp_harness.body(spec),
-                ),
-                "test/host_ref.h": _host_ref(params, ct),
-            },
+            tests={"test/runner.cu": runner},
+            checks=check_files(
+                module="elementwise",
+                params=params,
+                rendering="cpp",
+                cases=cases,
+                task_id=task_id,
+                family=self.name,
+            ),
             solution={"solution.cu": _kernel(params, ct)},
             baseline={"solution.cu": _baseline(params, ct)},
             difficulty=difficulty(params),  # type: ignore[arg-type]
             tags=["elementwise", "fusion", params["dtype"], "memory-bound"]
             + (["broadcast"] if any(b != "full" for b in params["bcast"]) else []),
-            work={
-                "flops": CALLS * n * expr.size(params["expr"]),
-                "bytes": CALLS * (in_elems + n) * ct.size,
-                "dtype": DT[params["dtype"]],
-            },
+            work=work(params, ct.size),
             forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": {"rows": rows, "cols": cols, "R": CALLS}},
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
         )
 
     def mutants(self, params: Params) -> list[Mutant]:

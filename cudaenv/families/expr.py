@@ -1,6 +1,6 @@
-"""Element-wise expression trees for the elementwise families: drawing them, writing them as
-math (prompts), CUDA, numba and NumPy code, and as host C++ that computes the exact value
-and a forward error bound (the tolerance) node by node.
+"""Element-wise expression trees for the elementwise family: drawing them and writing them as
+math (prompts), CUDA and numba code. The checker evaluates a tree with its forward error bound
+(the tolerance) node by node in ``refs/elementwise.py``, by these rules:
 
 A tree is JSON: a leaf ``"x0"``; ``[op, a]`` (abs relu tanh sigmoid exp sq); ``[op, a, b]``
 (add sub mul max min); ``[op, a, c]`` with a constant (scale shift). The error bound of a
@@ -221,64 +221,3 @@ def python(tree: Tree, wrap: str = "") -> str:
         "sigmoid": f"(1.0 / (1.0 + math.exp(-({a}))))", "exp": f"math.exp({a})",
         "sq": f"({a} * {a})",
     }[op])  # fmt: skip
-
-
-def bound_code(tree: Tree, lang: str) -> tuple[list[str], str, str]:
-    """Statements computing each node's exact value ``t<k>`` and error bound ``e<k>`` in
-    double (``lang``: "cpp" or "numpy"), given the leaves ``x<i>`` and the roundoff ``U``;
-    returns (statements, value name, bound name)."""
-    lines: list[str] = []
-    counter = [0]
-    fabs = "fabs" if lang == "cpp" else "np.abs"
-    decl = "const double " if lang == "cpp" else ""
-    end = ";" if lang == "cpp" else ""
-    fn = {"tanh": "tanh", "exp": "exp", "expm1": "expm1", "max": "fmax", "min": "fmin"}
-    if lang == "numpy":
-        fn = {k: f"np.{v}" for k, v in fn.items()} | {"max": "np.maximum", "min": "np.minimum"}
-
-    def emit(v: str, e: str) -> tuple[str, str]:
-        k = counter[0]
-        counter[0] += 1
-        lines.append(f"{decl}t{k} = {v}{end}")
-        lines.append(f"{decl}e{k} = {e.replace('@', f't{k}')}{end}")
-        return f"t{k}", f"e{k}"
-
-    def go(node: Tree) -> tuple[str, str]:
-        if isinstance(node, str):
-            return node, "0.0"
-        op, *args = node
-        a, ea = go(args[0])
-        rnd = f"U * ({fabs}(@)"
-        if op in ("add", "sub", "mul"):
-            b, eb = go(args[1])
-            sym = {"add": "+", "sub": "-", "mul": "*"}[op]
-            if op == "mul":
-                prop = f"{fabs}({a}) * {eb} + {fabs}({b}) * {ea} + {ea} * {eb}"
-            else:
-                prop = f"{ea} + {eb}"
-            return emit(f"{a} {sym} {b}", f"{prop} + {rnd} + {prop})")
-        if op in ("max", "min"):
-            b, eb = go(args[1])
-            return emit(f"{fn[op]}({a}, {b})", f"{fn['max']}({ea}, {eb})")
-        if op == "scale":
-            c = args[1]
-            return emit(f"{a} * {c!r}", f"{abs(c)!r} * {ea} + {rnd} + {abs(c)!r} * {ea})")
-        if op == "shift":
-            return emit(f"{a} + {args[1]!r}", f"{ea} + {rnd} + {ea})")
-        if op == "abs":
-            return emit(f"{fabs}({a})", ea)
-        if op == "relu":
-            return emit(f"{fn['max']}({a}, 0.0)", ea)
-        if op == "tanh":
-            return emit(f"{fn['tanh']}({a})", f"{ea} + 4.0 * U * {fabs}(@)")
-        if op == "sigmoid":
-            return emit(f"1.0 / (1.0 + {fn['exp']}(-{a}))", f"0.25 * {ea} + 8.0 * U * {fabs}(@)")
-        if op == "exp":
-            return emit(
-                f"{fn['exp']}({a})", f"{fabs}(@) * {fn['expm1']}({ea}) + 4.0 * U * {fabs}(@)"
-            )
-        prop = f"2.0 * {fabs}({a}) * {ea} + {ea} * {ea}"
-        return emit(f"{a} * {a}", f"{prop} + {rnd} + {prop})")
-
-    v, e = go(tree)
-    return lines, v, e

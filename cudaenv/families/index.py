@@ -4,26 +4,18 @@ dropped or clamped); uniform or hot (half the traffic on one row or bin) distrib
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
-from cudaenv.families import cpp, cpp_harness
-from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.index_src import baseline, fn, hist_type, host_ref, reference, signature
+from cudaenv.families import cpp
+from cudaenv.families.base import Family, Listed, Mutant, Params, Parts
+from cudaenv.families.checks import Cases, check_files, tests
+from cudaenv.families.index_src import baseline, fn, hist_type, reference, signature
+from cudaenv.families.runners import Arg, Io, cpp_runner
 
 TYPES = {**cpp.CTYPES, "i32": cpp.INT32}
-CALLS = 5
+CALLS = 3  # timed calls, each on its own inputs and output
 ROW_CASES = [(0, 5), (1, 1), (5, 3), (33, 7), (1000, 50), (4099, 1000), (100003, 17)]
 HIST_CASES = [(0,), (1,), (5,), (33,), (1000,), (100003,), (1 << 20,)]
-PERF_ROWS = 65536
-HELPERS = """
-// Histogram inputs: multiples of 1/32 from -B/64 to about 9B/32 (bins -B/16 .. 9B/8: some out
-// of range on both sides, edges exact); hot: half of them in bin 3.
-static float draw_x(Rng& rng, int kind, int bins) {
-    if (kind == HOT && rng.below(2)) return 0.75f + (float)rng.below(8) / 32.0f;
-    return (float)(rng.below(9 * bins) - bins / 2) / 32.0f;
-}
-"""
+PERF_N = 1 << 22  # elements moved per timed call: a histogram's values, n * width for rows
+PERF_ROWS = {"gather": 16384, "scatter_add": 4096}  # the benchmark's table / output rows
 
 
 def _space() -> list[Params]:
@@ -70,54 +62,59 @@ def _space() -> list[Params]:
     return out  # fmt: skip
 
 
-def harness_spec(p: Params, ct: cpp.CType) -> cpp_harness.Spec:
-    d, op = p["width"], p["op"]
-    integer = ct.key == "i32"
-    gen = "(int)(rng.next() % 201) - 100" if integer else ct.host_store("rng.uni(-1.0, 1.0)")
-    shown = "(double)host_h2f({})" if ct.key == "f16" else ""
-    kind = 1 if p["dist"] == "hot" else 0
-    idx = cpp_harness.Arr(
-        "idx", "int", "int", "(size_t)n", "c.kind == HOT && rng.below(2) ? 0 : rng.below(rows)"
-    )
+def label(p: Params) -> str:
+    return f"{fn(p).replace('_', '-')}-{p['dtype']}-{p['dist']}"
+
+
+SPACE = Listed(_space, label)
+
+
+def io(p: Params) -> Io:
+    dt = p["dtype"]
+    w = [Arg("w", "f32" if p["op"] == "histogram" else dt)] if p["weighted"] else []
+    wc = "@w@, " if p["weighted"] else ""
+    if p["op"] == "histogram":
+        out = Arg("hist", "f32" if p["weighted"] else "i32", "out")
+        return Io(fn(p), (Arg("x", "f32"), *w, out), ("n",), f"{fn(p)}(@x@, {wc}@hist@, n)")
+    if p["op"] == "gather":
+        args = (Arg("table", dt), Arg("idx", "i32"), Arg("out", dt, "out"))
+        return Io(fn(p), args, ("n", "rows"), f"{fn(p)}(@table@, @idx@, @out@, n, rows)")
+    args = (Arg("x", dt), Arg("idx", "i32"), *w, Arg("out", dt, "inout"))
+    return Io(fn(p), args, ("n", "rows"), f"{fn(p)}(@x@, @idx@, {wc}@out@, n, rows)")
+
+
+def perf_sizes(p: Params) -> dict[str, int]:
+    if p["op"] == "histogram":
+        return {"n": PERF_N}
+    return {"n": PERF_N // p["width"], "rows": PERF_ROWS[p["op"]]}
+
+
+def cases(p: Params) -> Cases:
+    kinds = ("uniform", "hot")
+    if p["op"] == "histogram":
+        found = tests(HIST_CASES, ("n",), kinds)
+    else:
+        found = tests(ROW_CASES, ("n", "rows"), kinds)
+    return Cases(found, perf_sizes(p), CALLS, p["dist"])
+
+
+def work(p: Params, ct: cpp.CType) -> dict:
+    """``metadata.work``: per timed call, the values read and written once (a gather reads the
+    rows it picks; a scatter-add reads and writes its whole output)."""
+    d, op, sizes = p["width"], p["op"], perf_sizes(p)
+    n = sizes["n"]
     if op == "histogram":
-        h = hist_type(p)
-        inputs = [cpp_harness.Arr("x", "float", "float", "(size_t)n", f"draw_x(rng, c.kind, {d})")]
-        w = ""
-        if p["weighted"]:
-            inputs.append(
-                cpp_harness.Arr("w", "float", "float", "(size_t)n", "(float)rng.uni(-2.0, 2.0)")
-            )
-            w = "@w@, "
-        return cpp_harness.Spec(
-            vars=["n"], cases=[(f"case{i}", list(s), i % 2) for i, s in enumerate(HIST_CASES)],
-            inputs=inputs, outputs=[cpp_harness.Arr("hist", h, h, f"(size_t){d}")],
-            call=f"{fn(p)}(@x@, {w}@hist@, n)", host_call=f"host_hist(@x@, {w}n, @want_hist@, @tol_hist@)",
-            perf=[1 << 24], perf_kind=kind, calls=CALLS, kinds=["UNIFORM", "HOT"], helpers=HELPERS,
-        )  # fmt: skip
-    n_perf = (1 << 24) // d
-    if op == "gather":
-        inputs = [cpp_harness.Arr("table", ct.host, ct.dev, f"(size_t)rows * {d}", gen), idx]
-        return cpp_harness.Spec(
-            vars=["n", "rows"], cases=[(f"case{i}", list(s), i % 2) for i, s in enumerate(ROW_CASES)],
-            inputs=inputs, outputs=[cpp_harness.Arr("out", ct.host, ct.dev, f"(size_t)n * {d}", shown=shown)],
-            call=f"{fn(p)}(@table@, @idx@, @out@, n, rows)",
-            host_call="host_gather(@table@, @idx@, n, rows, @want_out@, @tol_out@)",
-            perf=[n_perf, PERF_ROWS], perf_kind=kind, calls=CALLS, kinds=["UNIFORM", "HOT"],
-        )  # fmt: skip
-    inputs = [cpp_harness.Arr("x", ct.host, ct.dev, f"(size_t)n * {d}", gen), idx]
-    w = ""
-    if p["weighted"]:
-        inputs.append(
-            cpp_harness.Arr("w", ct.host, ct.dev, "(size_t)n", ct.host_store("rng.uni(-2.0, 2.0)"))
-        )
-        w = "@w@, "
-    out = cpp_harness.Arr("out", ct.host, ct.dev, f"(size_t)rows * {d}", gen, inout=True)
-    return cpp_harness.Spec(
-        vars=["n", "rows"], cases=[(f"case{i}", list(s), i % 2) for i, s in enumerate(ROW_CASES)],
-        inputs=inputs, outputs=[out], call=f"{fn(p)}(@x@, @idx@, {w}@out@, n, rows)",
-        host_call=f"host_scatter(@x@, @idx@, {w}@out@, n, rows, @want_out@, @tol_out@)",
-        perf=[n_perf, 4096], perf_kind=kind, calls=CALLS, kinds=["UNIFORM", "HOT"],
-    )  # fmt: skip
+        return {"flops": CALLS * n if p["weighted"] else 0,
+                "bytes": CALLS * (n * (8 if p["weighted"] else 4) + d * 4),
+                "dtype": "fp32" if p["weighted"] else "int32"}  # fmt: skip
+    rows = sizes["rows"]
+    moved = n * d * ct.size * 2 + n * 4
+    if op == "scatter_add":
+        weights = n * ct.size if p["weighted"] else 0
+        moved = n * d * ct.size + n * 4 + weights + 2 * rows * d * ct.size
+    flops = n * d * (2 if p["weighted"] else 1) if op == "scatter_add" and ct.key != "i32" else 0
+    dtype = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "i32": "int32"}[ct.key]
+    return {"flops": CALLS * flops, "bytes": CALLS * moved, "dtype": dtype}
 
 
 def prompt(p: Params, ct: cpp.CType) -> str:
@@ -130,7 +127,7 @@ def prompt(p: Params, ct: cpp.CType) -> str:
                 f"`[0, rows)`; write `out[i][j] = table[idx[i]][j]` for `i < n`, `j < {d}` "
                 f"(`out` is `n x {d}`)")  # fmt: skip
         check = "Checking is exact (values are only moved)."
-        perf = f"n = {(1 << 24) // d}, rows = {PERF_ROWS}"
+        perf = f"n = {PERF_N // d}, rows = {PERF_ROWS[op]}"
     elif op == "scatter_add":
         term = "w[i] * x[i][j]" if p["weighted"] else "x[i][j]"
         what = (f"`x` is `n x {d}` row-major, `idx` holds `n` row indices in `[0, rows)`"
@@ -141,7 +138,7 @@ def prompt(p: Params, ct: cpp.CType) -> str:
                  "Checking: `|out - exact| <= 2 (m + 1) u (|out0| + sum |terms|)` per element, for the "
                  "`m` terms added to it in any order (`u` the unit roundoff of the element type, "
                  "`exact` in double on the CPU).")  # fmt: skip
-        perf = f"n = {(1 << 24) // d}, rows = 4096"
+        perf = f"n = {PERF_N // d}, rows = {PERF_ROWS[op]}"
     else:
         pol = ("values below 0 go to bin 0 and values at or above the range to the last bin"
                if p["policy"] == "clamp" else "values outside the range are ignored")  # fmt: skip
@@ -153,7 +150,7 @@ def prompt(p: Params, ct: cpp.CType) -> str:
         check = ("Checking: `|hist[b] - exact| <= 2 (m + 1) u sum |w|` over the `m` values in the bin "
                  "(`u = 2^-24`, any order of float additions)." if p["weighted"]
                  else "Checking is exact.")  # fmt: skip
-        perf = "n = 16777216"
+        perf = f"n = {PERF_N}"
         hot = (
             "half of the values in bin 3"
             if p["dist"] == "hot"
@@ -184,60 +181,27 @@ class Indexing(Family):
     slug = "idx"
     problem_type = "cuda_cpp"
     group = "cuda-kernels"
-
-    def space(self) -> list[Params]:
-        return _space()
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(_space())
-
-    def check(self, params: Params) -> Params:
-        if params not in _space():
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        return f"{fn(p).replace('_', '-')}-{p['dtype']}-{p['dist']}"
+    params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = TYPES[p["dtype"]]
-        spec = harness_spec(p, ct)
-        d, op = p["width"], p["op"]
+        op = p["op"]
         inc = [ct.include]
-        if op == "histogram":
-            n = 1 << 24
-            work = {"flops": CALLS * n if p["weighted"] else 0,
-                    "bytes": CALLS * (n * (8 if p["weighted"] else 4) + d * 4),
-                    "dtype": "fp32" if p["weighted"] else "int32"}  # fmt: skip
-        else:
-            n = (1 << 24) // d
-            rows = PERF_ROWS if op == "gather" else 4096
-            moved = n * d * ct.size * 2 + n * 4
-            if op == "scatter_add":
-                moved = (
-                    n * d * ct.size
-                    + n * 4
-                    + (n * ct.size if p["weighted"] else 0)
-                    + 2 * rows * d * ct.size
-                )
-            work = {"flops": CALLS * n * d * (2 if p["weighted"] else 1) if op == "scatter_add" and ct.key != "i32" else 0,
-                    "bytes": CALLS * moved,
-                    "dtype": {"f32": "fp32", "f64": "fp64", "f16": "fp16", "i32": "int32"}[ct.key]}  # fmt: skip
+        cs = cases(p)
         return Parts(
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(signature(p, ct), f"{op} (see the task statement).", includes=inc)},
-            tests={
-                "test/test_main.cu": cpp.harness(task_id=task_id, family=self.name, summary=op, header=f"{fn(p)}.h",
-                                                 includes=inc, body=cpp_harness.body(spec)),
-                "test/host_ref.h": host_ref(p, ct),
-            },
+            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
+                                                task_id=task_id, family=self.name)},
+            checks=check_files(module="indexing", params=p, rendering="cpp", cases=cs,
+                               task_id=task_id, family=self.name),
             solution={"solution.cu": reference(p, ct)},
             baseline={"solution.cu": baseline(p, ct)},
             difficulty="easy" if op == "gather" else ("hard" if op == "histogram" and p["dist"] == "hot" else "medium"),
             tags=["indexing", op.replace("_", "-"), p["dtype"], p["dist"]] + (["atomics"] if op != "gather" else []),
-            work=work,
+            work=work(p, ct),
             forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": {k: v for k, v in zip(spec.vars, spec.perf, strict=True)} | {"R": CALLS}},
+            extra_metadata={"bench_sizes": cs.bench_sizes()},
         )  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:

@@ -1,12 +1,10 @@
 """CUDA sources of the indexing family (gather rows, scatter-add rows, histogram): the
-references, the naive baselines, the mutants' bugs and the host references."""
+references, the naive baselines and the mutants' bugs."""
 
 from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Params
-
-BIN_WIDTH = 0.25  # histogram bins are [k/4, (k+1)/4): floor(4 x), exact in float
 
 
 def hist_type(p: Params) -> str:
@@ -185,66 +183,3 @@ __global__ void naive({params}) {{
 }}
 """
     )
-
-
-def host_ref(p: Params, ct: cpp.CType) -> str:
-    d, op = p["width"], p["op"]
-    u = {"f32": 2.0**-24, "f64": 2.0**-53}.get(ct.key, 0.0)
-    val = ct.host_value
-    if op == "gather":
-        code = f"""
-// out[i][j] = table[idx[i]][j]: exact.
-static void host_gather(const {ct.host}* table, const int* idx, int n, int rows, double* want, double* tol) {{
-    (void)rows;
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < {d}; ++j) {{
-            want[(size_t)i * {d} + j] = {val(f"table[(size_t)idx[i] * {d} + j]")};
-            tol[(size_t)i * {d} + j] = 0.0;
-        }}
-}}
-"""
-    elif op == "scatter_add":
-        wp = f"const {ct.host}* w, " if p["weighted"] else ""
-        wv = "(double)w[i] * " if p["weighted"] else ""
-        code = f"""#include <vector>
-
-// out[idx[i]][j] += {"w[i] * " if p["weighted"] else ""}x[i][j], from the initial out; tol 2 (m + 1) u (|out0| + sum |terms|)
-// for a slot that m inputs reach, any order of the additions (0 for integers).
-static void host_scatter(const {ct.host}* x, const int* idx, {wp}const {ct.host}* out0, int n, int rows, double* want, double* tol) {{
-    const double U = {u!r};
-    std::vector<double> mag((size_t)rows * {d}), count((size_t)rows * {d}, 0.0);
-    for (size_t o = 0; o < (size_t)rows * {d}; ++o) {{ want[o] = {val("out0[o]")}; mag[o] = fabs(want[o]); }}
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < {d}; ++j) {{
-            const size_t o = (size_t)idx[i] * {d} + j;
-            const double t = {wv}{val(f"x[(size_t)i * {d} + j]")};
-            want[o] += t;
-            mag[o] += fabs(t);
-            count[o] += 1.0;
-        }}
-    for (size_t o = 0; o < (size_t)rows * {d}; ++o) tol[o] = 2.0 * (count[o] + 1.0) * U * mag[o];
-}}
-"""
-    else:
-        wp = "const float* w, " if p["weighted"] else ""
-        inc = "(double)w[i]" if p["weighted"] else "1.0"
-        keep = (f"if (b < 0) b = 0; if (b >= {d}) b = {d - 1};" if p["policy"] == "clamp"
-                else f"if (b < 0 || b >= {d}) continue;")  # fmt: skip
-        code = f"""#include <vector>
-
-// hist[b] = {"sum of w over" if p["weighted"] else "the number of"} inputs in [b/4, (b+1)/4) ({p["policy"]} outside [0, {d})); weighted sums: tol
-// 2 (m + 1) u_float sum |w| for m inputs in the bin, counts exact.
-static void host_hist(const float* x, {wp}int n, double* want, double* tol) {{
-    std::vector<double> mag({d}, 0.0), count({d}, 0.0);
-    for (int b = 0; b < {d}; ++b) want[b] = 0.0;
-    for (int i = 0; i < n; ++i) {{
-        long long b = (long long)floor((double)x[i] / {BIN_WIDTH!r});
-        {keep}
-        want[b] += {inc};
-        mag[b] += fabs({inc});
-        count[b] += 1.0;
-    }}
-    for (int b = 0; b < {d}; ++b) tol[b] = {"2.0 * (count[b] + 1.0) * 0x1p-24 * mag[b]" if p["weighted"] else "0.0"};
-}}
-"""
-    return cpp.host_ref_header(fn(p), code, half=ct.key == "f16")

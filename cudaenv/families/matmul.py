@@ -4,27 +4,19 @@ multiples; float, double, or half with float accumulation."""
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
-from cudaenv.families import cpp, cpp_harness
-from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.matmul_src import (
-    EPILOGUES,
-    baseline,
-    extra_input,
-    fn,
-    host_ref,
-    reference,
-    signature,
-)
+from cudaenv.families import cpp
+from cudaenv.families.base import Family, Listed, Mutant, Params, Parts
+from cudaenv.families.checks import Cases, check_files, tests
+from cudaenv.families.matmul_src import EPILOGUES, baseline, extra_input, fn, reference, signature
+from cudaenv.families.runners import Arg, Io, cpp_runner
 
 DTYPES = ("f32", "f64", "f16")
 SHAPES = {"square": (2048, 2048, 2048), "tall": (8192, 128, 1024), "deep": (512, 512, 8192)}
 TESTS = [(1, 1, 1), (3, 5, 7), (1, 100, 513), (100, 1, 37), (33, 65, 17), (64, 64, 64),
          (129, 257, 300), (257, 129, 1024), (500, 70, 3)]  # fmt: skip
-CALLS = 5
-SAMPLE = 4096  # output entries checked per timed call
+SIZES = ("M", "N", "K")
+CALLS = 3  # timed calls, each on its own inputs and output
+SAMPLE = 4096  # entries of each timed call's C compared (drawn by the checker after the run)
 EPI_TEXT = {
     "none": "`C = op(A) * op(B)`",
     "bias": "`C[m][n] = (op(A) * op(B))[m][n] + bias[n]`",
@@ -47,33 +39,24 @@ def _space() -> list[Params]:
     ]
 
 
-def harness_spec(p: Params, ct: cpp.CType) -> cpp_harness.Spec:
-    gen = ct.host_store("rng.uni(-1.0, 1.0)")
+def label(p: Params) -> str:
+    return f"{fn(p)[5:].replace('_', '-')}-{p['shape']}-{p['dtype']}"
+
+
+SPACE = Listed(_space, label)
+
+
+def io(p: Params) -> Io:
     ex = extra_input(p)
-    inputs = [
-        cpp_harness.Arr("A", ct.host, ct.dev, "(size_t)M * K", gen),
-        cpp_harness.Arr("B", ct.host, ct.dev, "(size_t)K * N", gen),
-    ]
-    if ex:
-        inputs.append(
-            cpp_harness.Arr(
-                ex, ct.host, ct.dev, "(size_t)N" if ex == "bias" else "(size_t)M * N", gen
-            )
-        )
+    args = [Arg("A", p["dtype"]), Arg("B", p["dtype"])] + ([Arg(ex, p["dtype"])] if ex else [])
     arg = f"@{ex}@, " if ex else ""
-    shown = "(double)host_h2f({})" if ct.key == "f16" else ""
-    step = "(sample && (size_t)M * N > sample ? (size_t)M * N / sample : 1)"  # as check() steps
-    return cpp_harness.Spec(
-        vars=["M", "N", "K"],
-        cases=[(f"case{i}", list(s), 0) for i, s in enumerate(TESTS)],
-        inputs=inputs,
-        outputs=[cpp_harness.Arr("C", ct.host, ct.dev, "(size_t)M * N", shown=shown)],
-        call=f"{fn(p)}(@A@, @B@, {arg}@C@, M, N, K)",
-        host_call=f"host_gemm(@A@, @B@, {arg}M, N, K, {step}, @want_C@, @tol_C@)",
-        perf=list(SHAPES[p["shape"]]),
-        calls=CALLS,
-        perf_sample=SAMPLE,
-    )
+    call = f"{fn(p)}(@A@, @B@, {arg}@C@, M, N, K)"
+    return Io(fn(p), (*args, Arg("C", p["dtype"], "out")), SIZES, call)
+
+
+def cases(p: Params) -> Cases:
+    perf = dict(zip(SIZES, SHAPES[p["shape"]], strict=True))
+    return Cases(tests(TESTS, SIZES, ("uniform",)), perf, CALLS, "uniform", sample=SAMPLE)
 
 
 def prompt(p: Params, ct: cpp.CType) -> str:
@@ -111,7 +94,8 @@ declared in `{header}`:
 - Sizes: `M, N >= 0` (nothing to do when either is 0), `K >= 1`, every matrix under 2^31
   elements; the tests use sizes that are not multiples of any tile (1, 3, 5, 7, 17, 33, 65,
   129, ...) and inputs uniform in [-1, 1]. The benchmark times {CALLS} calls with
-  `M = {m}, N = {n}, K = {k}`, each with its own inputs (a sample of every output is checked).
+  `M = {m}, N = {n}, K = {k}`, each with its own inputs (every output is checked: all of it
+  written and finite, and a sample the checker draws after the run against the reference).
 - `C`'s previous contents are garbage (NaN). Do not write outside it and do not modify the
   inputs.
 
@@ -134,20 +118,7 @@ class Matmul(Family):
     slug = "mm"
     problem_type = "cuda_cpp"
     group = "cuda-kernels"
-
-    def space(self) -> list[Params]:
-        return _space()
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(_space())
-
-    def check(self, params: Params) -> Params:
-        if params not in _space():
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        return f"{fn(p)[5:].replace('_', '-')}-{p['shape']}-{p['dtype']}"
+    params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = cpp.CTYPES[p["dtype"]]
@@ -157,16 +128,15 @@ class Matmul(Family):
         epi_flops = {"none": 0, "bias": 1, "bias_relu": 1, "bias_gelu": 9, "residual": 1,
                      "scale_residual": 3}[p["epilogue"]]  # fmt: skip
         inc = [ct.include]
+        cs = cases(p)
         return Parts(
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(
                 signature(p, ct), f"C = {EPI_TEXT[p['epilogue']]} (see the task statement).", includes=inc)},
-            tests={
-                "test/test_main.cu": cpp.harness(
-                    task_id=task_id, family=self.name, summary=f"{fn(p)}", header=f"{fn(p)}.h",
-                    includes=inc, body=cpp_harness.body(harness_spec(p, ct))),
-                "test/host_ref.h": host_ref(p, ct),
-            },
+            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
+                                                task_id=task_id, family=self.name)},
+            checks=check_files(module="matmul", params=p, rendering="cpp", cases=cs,
+                               task_id=task_id, family=self.name),
             solution={"solution.cu": reference(p, ct)},
             baseline={"solution.cu": baseline(p, ct)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
@@ -176,7 +146,7 @@ class Matmul(Family):
                   "bytes": CALLS * (m * k + k * n + extra + m * n) * ct.size,
                   "dtype": {"f32": "fp32", "f64": "fp64", "f16": "fp16"}[ct.key]},
             forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": {"M": m, "N": n, "K": k, "R": CALLS}},
+            extra_metadata={"bench_sizes": cs.bench_sizes()},
             timeout_s=300,
         )  # fmt: skip
 

@@ -1,6 +1,6 @@
 """CUDA sources of the matmul family: the reference (64x64 output tiles, 16-deep K tiles in
 shared memory, 4x4 outputs per thread, any transposes, the epilogue fused), the naive baseline
-(one thread per output) and the host reference (sampled entries for the benchmark)."""
+(one thread per output) and the mutants' bugs."""
 
 from __future__ import annotations
 
@@ -158,52 +158,3 @@ __global__ void naive(const T* A, const T* B, {extra}T* C, int M, int N, int K) 
     naive<<<dim3((N + 15) / 16, (M + 15) / 16), dim3(16, 16)>>>(A, B, {args}C, M, N, K);
 }}
 """
-
-
-def host_ref(p: Params, ct: cpp.CType) -> str:
-    u = 2.0**-53 if ct.key == "f64" else 2.0**-24
-    ex = extra_input(p)
-    extra = f"const {ct.host}* {ex}, " if ex else ""
-    a = f"{ct.host_value('A[' + a_index(p['trans_a']) + ']')}"
-    b = f"{ct.host_value('B[' + b_index(p['trans_b']) + ']')}"
-    e = p["epilogue"]
-    ext = ""
-    if ex == "bias":
-        ext = f"const double bb = {ct.host_value('bias[n]')};"
-    elif ex == "D":
-        ext = f"const double dd = {ct.host_value('D[(size_t)m * N + n]')};"
-    fin = {
-        "none": "w = s; t = e;",
-        "bias": "w = s + bb; t = e + U * fabs(w);",
-        "bias_relu": "w = s + bb > 0.0 ? s + bb : 0.0; t = e + U * fabs(s + bb);",
-        "bias_gelu": f"const double z = s + bb; w = 0.5 * z * (1.0 + tanh({GELU_C!r} * (z + 0.044715 * z * z * z))); t = 1.2 * (e + U * fabs(z)) + 8.0 * U * (fabs(w) + fabs(z));",
-        "residual": "w = s + dd; t = e + U * fabs(w);",
-        "scale_residual": "w = 0.5 * s - 1.5 * dd; t = 0.5 * e + 2.0 * U * (fabs(w) + 1.5 * fabs(dd));",
-    }[e]
-    half = " + fabs(w) * 0x1p-11 + 0x1p-25" if ct.key == "f16" else ""
-    code = f"""
-// C = {fn(p)}: want the exact value (double); tol twice the bound of a {("double" if ct.key == "f64" else "float")}
-// dot product in any order (2 K u sum |a b|) plus the epilogue's rounding. Only every step-th
-// entry is computed (the benchmark's outputs are checked on a sample).
-static void host_gemm(const {ct.host}* A, const {ct.host}* B, {extra}int M, int N, int K, size_t step,
-                      double* want, double* tol) {{
-    const double U = {u!r};
-    const size_t total = (size_t)M * N;
-    for (size_t o = 0; o < total; o += step) {{
-        const int m = (int)(o / N), n = (int)(o % N);
-        double s = 0.0, mag = 0.0;
-        for (int k = 0; k < K; ++k) {{
-            const double av = {a}, bv = {b};
-            s += av * bv;
-            mag += fabs(av * bv);
-        }}
-        const double e = 2.0 * K * U * mag;
-        double w, t;
-        {ext}
-        {fin}
-        want[o] = w;
-        tol[o] = 2.0 * t{half} + 1e-300;
-    }}
-}}
-"""
-    return cpp.host_ref_header(f"{fn(p)}", code, half=ct.key == "f16")

@@ -4,32 +4,26 @@ innermost axis stays innermost and transposes 32x32 shared-memory tiles otherwis
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
-from cudaenv.families import cpp, cpp_harness
+from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.checks import check_files
 from cudaenv.families.permute_ops import (
+    CALLS,
     DIMS,
     PERF,
-    PERMS,
-    SHAPES,
+    SPACE,
+    cpp_cases,
     difficulty,
     in_strides,
     name,
     out_shape_text,
     out_strides,
     tiled,
+    work,
 )
+from cudaenv.families.runners import Arg, Io, cpp_runner
 
 TYPES = {**cpp.CTYPES, "i32": cpp.INT32}
-DTYPES = ("f32", "f64", "f16", "i32")
-CALLS = 5
-DT = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "i32": "int32"}
-
-
-def _space() -> list[Params]:
-    return [{"perm": p, "dtype": d} for p in PERMS for d in DTYPES]
 
 
 def signature(perm: list[int], ct: cpp.CType) -> str:
@@ -167,50 +161,11 @@ __global__ void naive(const T* x, T* y, {dims}, size_t n) {{
 """
 
 
-def host_ref(p: Params) -> str:
-    ct = TYPES[p["dtype"]]
-    perm, n = p["perm"], len(p["perm"])
-    sx, oy = in_strides(n), out_strides(perm)
-    loops = "".join(
-        f"{'    ' * (k + 1)}for (int c{k} = 0; c{k} < {DIMS[k]}; ++c{k})\n" for k in range(n)
-    )
-    xo = " + ".join(f"(size_t)c{k} * ({sx[k]})" for k in range(n))
-    yo = " + ".join(f"(size_t)c{k} * ({oy[k]})" for k in range(n))
-    dims = ", ".join(f"int {d}" for d in DIMS[:n])
-    value = ct.host_value("x[" + xo + "]") if ct.key != "i32" else f"(double)x[{xo}]"
-    code = f"""
-// y = x.transpose({perm}): every input element, in nested loops, to its output place (exact).
-static void host_permute(const {ct.host}* x, {dims}, double* want, double* tol) {{
-{loops}{"    " * (n + 1)}{{
-{"    " * (n + 2)}want[{yo}] = {value};
-{"    " * (n + 2)}tol[{yo}] = 0.0;
-{"    " * (n + 1)}}}
-}}
-"""
-    return cpp.host_ref_header(f"transpose by {perm}", code, half=ct.key == "f16")
-
-
-def harness_spec(p: Params) -> cpp_harness.Spec:
-    ct = TYPES[p["dtype"]]
+def io(p: Params) -> Io:
     n = len(p["perm"])
-    total = "*".join(f"(size_t){d}" for d in DIMS[:n])
-    gen = (
-        "(int)(rng.next() % 2001) - 1000"
-        if ct.key == "i32"
-        else ct.host_store("rng.uni(-100.0, 100.0)")
-    )
-    shown = "(double)host_h2f({})" if ct.key == "f16" else ""
     dims = ", ".join(DIMS[:n])
-    return cpp_harness.Spec(
-        vars=list(DIMS[:n]),
-        cases=[(f"case{i}", list(s), 0) for i, s in enumerate(SHAPES[n])],
-        inputs=[cpp_harness.Arr("x", ct.host, ct.dev, total, gen)],
-        outputs=[cpp_harness.Arr("y", ct.host, ct.dev, total, shown=shown)],
-        call=f"{name(p['perm'])}(@x@, @y@, {dims})",
-        host_call=f"host_permute(@x@, {dims}, @want_y@, @tol_y@)",
-        perf=list(PERF[n]),
-        calls=CALLS,
-    )
+    args = (Arg("x", p["dtype"]), Arg("y", p["dtype"], "out"))
+    return Io(name(p["perm"]), args, DIMS[:n], f"{name(p['perm'])}(@x@, @y@, {dims})")
 
 
 def prompt(p: Params, ct: cpp.CType) -> str:
@@ -245,46 +200,30 @@ class Permute(Family):
     slug = "perm"
     problem_type = "cuda_cpp"
     group = "cuda-kernels"
-
-    def space(self) -> list[Params]:
-        return _space()
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(_space())
-
-    def check(self, params: Params) -> Params:
-        if params not in _space():
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        return f"{''.join(map(str, p['perm']))}-{p['dtype']}"
+    params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = TYPES[p["dtype"]]
-        n = 1
-        for d in PERF[len(p["perm"])]:
-            n *= d
         inc = [ct.include]
+        cases = cpp_cases(p)
+        header = f"{name(p['perm'])}.h"
         return Parts(
             prompt=prompt(p, ct),
-            context={f"include/{name(p['perm'])}.h": cpp.header_file(
+            context={f"include/{header}": cpp.header_file(
                 signature(p["perm"], ct), f"y = x.transpose({tuple(p['perm'])}) (see the task statement).",
                 includes=inc)},
-            tests={
-                "test/test_main.cu": cpp.harness(
-                    task_id=task_id, family=self.name, summary=f"transpose by {p['perm']}",
-                    header=f"{name(p['perm'])}.h", includes=inc, body=cpp_harness.body(harness_spec(p))),
-                "test/host_ref.h": host_ref(p),
-            },
+            tests={"test/runner.cu": cpp_runner(io(p), header=header, includes=inc,
+                                                task_id=task_id, family=self.name)},
+            checks=check_files(module="permute", params=p, rendering="cpp", cases=cases,
+                               task_id=task_id, family=self.name),
             solution={"solution.cu": reference(p)},
             baseline={"solution.cu": baseline(p)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
             tags=["permutation", "transpose", p["dtype"], "memory-bound"]
             + (["shared-memory"] if tiled(p["perm"]) else []),
-            work={"flops": 0, "bytes": CALLS * 2 * n * ct.size, "dtype": DT[p["dtype"]]},
+            work=work(p),
             forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": {"dims": list(PERF[len(p["perm"])]), "R": CALLS}},
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
         )  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:

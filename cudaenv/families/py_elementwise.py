@@ -4,21 +4,26 @@ broadcast inputs (full ``(rows, cols)``, row vectors ``(cols,)``, column vectors
 
 from __future__ import annotations
 
-import random
 import textwrap
 
 from cudaenv.families import expr, py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.elementwise import check_params, compute_type, difficulty, draw_params
+from cudaenv.families.checks import check_files
+from cudaenv.families.elementwise_ops import (
+    CALLS,
+    FN,
+    PERF,
+    SIZES,
+    SPACE,
+    compute_type,
+    difficulty,
+    py_cases,
+    work,
+)
+from cudaenv.families.runners import Arg, Io, py_runner
 
 DTYPES = ("f32", "f64")
 NP = {"f32": "float32", "f64": "float64"}
-FN = "fused_elementwise"
-SIM_SHAPES = [(0, 7), (1, 1), (1, 33), (3, 5), (7, 32), (5, 70)]
-GPU_SHAPES = [(64, 257), (1000, 1), (20000, 3), (3, 100003), (300, 4099), (1024, 1024)]
-PERF = (4096, 4096)
-SIM_PERF = (5, 37)
-CALLS = 5
 FORBIDDEN = ["numpy.add", "numpy.subtract", "numpy.multiply", "numpy.maximum", "numpy.minimum",
              "numpy.tanh", "numpy.exp", "numpy.abs", "numpy.absolute", "numpy.square"]  # fmt: skip
 
@@ -119,74 +124,10 @@ def {FN}({ins}out):
 '''
 
 
-def _harness(params: Params, task_id: str) -> str:
-    _, u = compute_type(params["dtype"])
-    lines, v, e = expr.bound_code(params["expr"], "numpy")
-    bound = "\n".join(f"    {ln}" for ln in lines)
-    shapes = {"full": "(rows, cols)", "row": "(cols,)", "col": "(rows, 1)"}
-    make = "".join(
-        f"    x{i} = rng.uniform(-2.0, 2.0, {shapes[b]}).astype(DTYPE)\n"
-        for i, b in enumerate(params["bcast"])
-    )
-    names = ", ".join(f"x{i}" for i in range(len(params["bcast"])))
-    as64 = "".join(f"    x{i} = x{i}.astype(np.float64)\n" for i in range(len(params["bcast"])))
-    n_in = len(params["bcast"])
-    body = f"""
-DTYPE = np.{NP[params["dtype"]]}
-U = {u!r}  # unit roundoff of {compute_type(params["dtype"])[0]}
-CASES = {SIM_SHAPES!r}
-if not SIM:
-    CASES += {GPU_SHAPES!r}
-PERF_SHAPE = {SIM_PERF!r} if SIM else {PERF!r}
-CALLS = 2 if SIM else {CALLS}
-
-
-def make(rows, cols, seed):
-    rng = np.random.default_rng(seed)
-{make}    return [{names}]
-
-
-# Expected: out = {expr.math_text(params["expr"])}, exact in float64 (NumPy, written
-# independently of any solution), and twice the forward error bound of evaluating the formula
-# in a type of unit roundoff U, node by node, as the tolerance.
-def expected({names}, shape):
-{as64}{bound}
-    want = np.broadcast_to({v}, shape)
-    tol = 2.0 * np.broadcast_to({e}, shape) + 1e-300
-    return want, tol
-
-
-def check(tag, got, xs):
-    want, tol = expected(*xs, got.shape)
-    return close(tag, got, want, tol)
-
-
-def run_tests(sol):
-    for i, (rows, cols) in enumerate(CASES):
-        xs = make(rows, cols, 1000 + i)
-        for device in (False, True) if 1 <= i <= 2 else (True,):
-            tag = f"{{'device' if device else 'host'}} {{rows}}x{{cols}}"
-            out = Out(np.full((rows, cols), np.nan, dtype=DTYPE))
-            r = sol.call([*xs, out], device=device)
-            if not all(unchanged(tag, a, x) for a, x in zip(r.arrays, xs)):
-                return
-            if not check(tag, r.arrays[{n_in}], xs):
-                return
-        print("ok  ", rows, cols)
-
-
-def run_perf(sol):
-    rng = np.random.default_rng(BENCH_SEED)
-    sets = [make(*PERF_SHAPE, int(rng.integers(1 << 62))) for _ in range(CALLS)]
-    garbage = np.full(PERF_SHAPE, np.nan, dtype=DTYPE)
-    calls = [[*xs, Out(garbage)] for xs in sets]
-    for k, (r, xs) in enumerate(zip(sol.bench(calls, warm=calls[0]), sets)):
-        if not check(f"perf call {{k}}", r.arrays[0], xs):
-            return
-    print(f"perf {{PERF_SHAPE}} x{{CALLS}} done")
-"""
-    return py.harness(task_id=task_id, family=PyElementwise.name,
-                      summary="fused element-wise expression", function=FN, body=body)  # fmt: skip
+def io(params: Params) -> Io:
+    n = len(params["bcast"])
+    args = tuple(Arg(f"x{i}", params["dtype"]) for i in range(n))
+    return Io(FN, (*args, Arg("out", params["dtype"], "out")), SIZES)
 
 
 def _prompt(params: Params) -> str:
@@ -230,40 +171,26 @@ class PyElementwise(Family):
     problem_type = "cuda_python"
     group = "cuda-python"
     weight = 1.2
-
-    def draw(self, rng: random.Random) -> Params:
-        return draw_params(rng, DTYPES)
-
-    def check(self, params: Params) -> Params:
-        return check_params(self.name, params, DTYPES)
-
-    def label(self, params: Params) -> str:
-        bc = "".join(b[0] for b in params["bcast"])
-        return f"{len(params['bcast'])}in-{bc}-d{expr.depth(params['expr'])}-{params['dtype']}"
+    params_space = SPACE
+    limits = {"dtype": DTYPES}
 
     def render(self, params: Params, task_id: str) -> Parts:
-        size = 8 if params["dtype"] == "f64" else 4
-        rows, cols = PERF
-        n = rows * cols
-        in_elems = sum({"full": n, "row": cols, "col": rows}[b] for b in params["bcast"])
+        checks = check_files(module="elementwise", params=params, rendering="py",
+                             cases=py_cases(params), task_id=task_id, family=self.name)  # fmt: skip
         return Parts(
             prompt=_prompt(params),
             context={},
-            tests={f"test/test_{FN}.py": _harness(params, task_id), py.PYCHILD: py.pychild()},
+            tests={"test/run.py": py_runner(io(params), task_id=task_id, family=self.name)},
+            checks=checks,
             solution={"solution.py": reference(params)},
             baseline={"solution.py": baseline(params)},
             difficulty=difficulty(params),  # type: ignore[arg-type]
             tags=["numba", "elementwise", "fusion", params["dtype"]]
             + (["broadcast"] if any(b != "full" for b in params["bcast"]) else []),
-            work={
-                "flops": CALLS * n * expr.size(params["expr"]),
-                "bytes": CALLS * (in_elems + n) * size,
-                "dtype": "fp64" if params["dtype"] == "f64" else "fp32",
-            },
+            work=work(params, 8 if params["dtype"] == "f64" else 4),
             forbidden=FORBIDDEN,
-            harness=f"test/test_{FN}.py",
             timeout_s=300,
-            extra_metadata={"bench_sizes": {"shape": list(PERF), "CALLS": CALLS}},
+            extra_metadata={"bench_sizes": py_cases(params).bench_sizes()},
         )
 
     def mutants(self, params: Params) -> list[Mutant]:

@@ -3,26 +3,15 @@
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.permute_ops import PERF, PERMS, difficulty, tiled
+from cudaenv.families.checks import check_files
+from cudaenv.families.permute_ops import CALLS, DIMS, PERF, SPACE, difficulty, py_cases, tiled, work
+from cudaenv.families.runners import Arg, Io, py_runner
 
 DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32"}
-SIM_SHAPES = {2: [(0, 5), (1, 1), (3, 5), (33, 40)], 3: [(0, 3, 4), (1, 1, 1), (2, 3, 5), (3, 33, 7)],
-              4: [(2, 0, 3, 4), (1, 1, 1, 1), (2, 3, 5, 7), (3, 2, 33, 2)]}  # fmt: skip
-GPU_SHAPES = {2: [(1000, 3), (1025, 1027)], 3: [(64, 1, 32), (17, 257, 129)],
-              4: [(8, 8, 8, 8), (16, 17, 32, 33)]}  # fmt: skip
-SIM_PERF = {2: (9, 37), 3: (3, 5, 37), 4: (2, 3, 5, 7)}
-CALLS = 5
 FORBIDDEN = ["numpy.transpose", "numpy.moveaxis", "numpy.swapaxes", "numpy.ascontiguousarray",
              "numpy.copy", "numpy.einsum"]  # fmt: skip
-
-
-def _space() -> list[Params]:
-    return [{"perm": p, "dtype": d} for p in PERMS for d in DTYPES]
 
 
 def fn(perm: list[int]) -> str:
@@ -157,57 +146,9 @@ def {fn(perm)}(x, y):
 '''
 
 
-def _harness(p: Params, task_id: str) -> str:
-    perm, n = p["perm"], len(p["perm"])
-    body = f"""
-DTYPE = np.{DTYPES[p["dtype"]]}
-PERM = {tuple(perm)!r}
-CASES = {SIM_SHAPES[n]!r}
-if not SIM:
-    CASES += {GPU_SHAPES[n]!r}
-PERF_SHAPE = {SIM_PERF[n]!r} if SIM else {PERF[n]!r}
-CALLS = 2 if SIM else {CALLS}
-
-
-def make(shape, seed):
-    rng = np.random.default_rng(seed)
-    if DTYPE == np.int32:
-        return rng.integers(-1000, 1001, size=shape).astype(DTYPE)
-    return rng.uniform(-100.0, 100.0, size=shape).astype(DTYPE)
-
-
-def out_buffer(x):
-    shape = tuple(x.shape[q] for q in PERM)
-    return Out(np.full(shape, -7 if DTYPE == np.int32 else np.nan, dtype=DTYPE))
-
-
-# Expected: NumPy's transpose (a permutation only moves values: exact).
-def check(tag, got, x):
-    return exact(tag, got, np.ascontiguousarray(x.transpose(PERM)))
-
-
-def run_tests(sol):
-    for i, shape in enumerate(CASES):
-        x = make(shape, 1000 + i)
-        for device in (False, True) if 1 <= i <= 2 else (True,):
-            tag = f"{{'device' if device else 'host'}} {{shape}}"
-            r = sol.call([x, out_buffer(x)], device=device)
-            if not (unchanged(tag, r.arrays[0], x) and check(tag, r.arrays[1], x)):
-                return
-        print("ok  ", shape)
-
-
-def run_perf(sol):
-    rng = np.random.default_rng(BENCH_SEED)
-    xs = [make(PERF_SHAPE, int(rng.integers(1 << 62))) for _ in range(CALLS)]
-    calls = [[x, out_buffer(x)] for x in xs]
-    for k, (r, x) in enumerate(zip(sol.bench(calls, warm=calls[0]), xs)):
-        if not check(f"perf call {{k}}", r.arrays[0], x):
-            return
-    print(f"perf {{PERF_SHAPE}} x{{CALLS}} done")
-"""
-    return py.harness(task_id=task_id, family=PyPermute.name, summary=f"transpose by {perm}",
-                      function=fn(perm), body=body)  # fmt: skip
+def io(p: Params) -> Io:
+    args = (Arg("x", p["dtype"]), Arg("y", p["dtype"], "out"))
+    return Io(fn(p["perm"]), args, DIMS[: len(p["perm"])])
 
 
 def _prompt(p: Params) -> str:
@@ -237,42 +178,32 @@ class PyPermute(Family):
     slug = "pyperm"
     problem_type = "cuda_python"
     group = "cuda-python"
-
-    def space(self) -> list[Params]:
-        return _space()
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(_space())
-
-    def check(self, params: Params) -> Params:
-        if params not in _space():
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        return f"{''.join(map(str, p['perm']))}-{p['dtype']}"
+    params_space = SPACE
+    limits = {"dtype": tuple(DTYPES)}
 
     def render(self, p: Params, task_id: str) -> Parts:
-        n = 1
-        for d in PERF[len(p["perm"])]:
-            n *= d
-        size = 8 if p["dtype"] == "f64" else 4
-        script = f"test/test_{fn(p['perm'])}.py"
+        cases = py_cases(p)
         return Parts(
             prompt=_prompt(p),
             context={},
-            tests={script: _harness(p, task_id), py.PYCHILD: py.pychild()},
+            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
+            checks=check_files(
+                module="permute",
+                params=p,
+                rendering="py",
+                cases=cases,
+                task_id=task_id,
+                family=self.name,
+            ),
             solution={"solution.py": reference(p)},
             baseline={"solution.py": baseline(p)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
             tags=["numba", "permutation", "transpose", p["dtype"]],
-            work={"flops": 0, "bytes": CALLS * 2 * n * size,
-                  "dtype": {"f32": "fp32", "f64": "fp64", "i32": "int32"}[p["dtype"]]},
+            work=work(p),
             forbidden=FORBIDDEN,
-            harness=script,
             timeout_s=300,
-            extra_metadata={"bench_sizes": {"dims": list(PERF[len(p["perm"])]), "CALLS": CALLS}},
-        )  # fmt: skip
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
+        )
 
     def mutants(self, p: Params) -> list[Mutant]:
         perm = p["perm"]

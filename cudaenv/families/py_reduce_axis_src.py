@@ -14,10 +14,6 @@ DTYPES = {"f32": ("float32", "float"), "f64": ("float64", "double")}
 TAIL, NARROW, IDENTITY0, SIGNED, LAST_INDEX = "tail", "narrow", "identity0", "signed", "last-index"
 
 
-def _space() -> list[Params]:
-    return [{"axis": a, "op": o, "dtype": d} for a in AXES for o in OPS for d in DTYPES]
-
-
 def _op_code(op: str, bug: str | None) -> dict[str, str]:
     """Kernel lines: ``init``; ``combine`` (element ``v`` at index ``t``); ``join`` (another
     partial ``w``/``wi``); ``finish`` (an expression of ``acc``/``ai`` and the count ``n``)."""

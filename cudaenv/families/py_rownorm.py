@@ -3,28 +3,27 @@ RMSNorm, float32 or float64, on host or device arrays."""
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.py_rownorm_src import _expected, baseline
+from cudaenv.families.checks import check_files
+from cudaenv.families.py_rownorm_src import baseline
 from cudaenv.families.rownorm_ops import (
+    CALLS,
     FN,
     REGIMES,
-    RTOL,
+    SIZES,
+    SPACE,
     difficulty,
+    extras,
     formula,
-    space,
+    py_cases,
     tolerance_text,
+    work,
 )
+from cudaenv.families.runners import Arg, Io, py_runner
 
 DTYPES = ("f32", "f64")
 NP = {"f32": "float32", "f64": "float64"}
-SIM_SHAPES = [(0, 5), (1, 1), (3, 5), (2, 33), (4, 70)]
-GPU_SHAPES = [(64, 1000), (1000, 64), (17, 4099), (4, 100003), (4096, 1), (70001, 3)]
-SIM_PERF = (3, 37)
-CALLS = 5
 FORBIDDEN = {
     "softmax": ["numpy.exp", "numpy.sum", "numpy.max", "numpy.amax", "numpy.add.reduce"],
     "logsoftmax": ["numpy.exp", "numpy.log", "numpy.sum", "numpy.max", "numpy.logaddexp"],
@@ -33,8 +32,7 @@ FORBIDDEN = {
 }
 
 
-def _extras(p: Params) -> list[str]:
-    return {"none": [], "gamma": ["gamma"], "gamma_beta": ["gamma", "beta"]}[p["affine"]]
+_extras = extras
 
 
 def _stats(p: Params, end: str, bug: str | None) -> str:
@@ -154,80 +152,9 @@ def {FN[p["kind"]]}(x, {extra}y):
 '''
 
 
-def _harness(p: Params, task_id: str) -> str:
-    acc = "double" if p["dtype"] == "f64" else "float"
-    extras = _extras(p)
-    ex_make = "".join(
-        f"    {e} = rng.uniform({'-2.0, 2.0' if e == 'gamma' else '-1.0, 1.0'}, cols).astype(DTYPE)\n"
-        for e in extras
-    )
-    names = ", ".join(["x", *extras])
-    shifted = "offset" if p["kind"] in ("layernorm", "rmsnorm") else "shifted"
-    body = f"""
-DTYPE = np.{NP[p["dtype"]]}
-R = {RTOL[p["kind"]][acc]!r}
-A = {1e-300 if acc == "double" else 1e-10!r}
-KINDS = ("uniform", {shifted!r}, "constant")
-CASES = {SIM_SHAPES!r}
-if not SIM:
-    CASES += {GPU_SHAPES!r}
-PERF_SHAPE = {SIM_PERF!r} if SIM else {REGIMES[p["regime"]]!r}
-CALLS = 2 if SIM else {CALLS}
-
-
-def make(rows, cols, kind, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-5.0, 5.0, (rows, cols))
-    if kind == "shifted":  # exp overflows without the row maximum, even in float64
-        x += 1000.0 * ((np.arange(rows) % 5) - 2)[:, None]
-    elif kind == "offset":
-        x = 4.0 + x / 5.0
-    elif kind == "constant":
-        x[:] = 1.5
-    x = x.astype(DTYPE)
-{ex_make}    return [{names}]
-
-
-# Expected values from NumPy in float64 (independent of any solution).
-# {tolerance_text(p, acc)}
-def check(tag, got, xs):
-    [{names}] = xs
-    v = x.astype(np.float64)
-    {_expected(p).replace(chr(10) + "    ", chr(10) + "    ")}
-    want = np.broadcast_to(want, v.shape)
-    return close(tag, got, want, np.broadcast_to(tol, v.shape))
-
-
-def run_tests(sol):
-    for i, (rows, cols) in enumerate(CASES):
-        kind = KINDS[i % 3]
-        xs = make(rows, cols, kind, 1000 + i)
-        for device in (False, True) if 1 <= i <= 2 else (True,):
-            tag = f"{{'device' if device else 'host'}} {{kind}} {{rows}}x{{cols}}"
-            r = sol.call([*xs, Out(np.full((rows, cols), np.nan, dtype=DTYPE))], device=device)
-            if not all(unchanged(tag, a, x) for a, x in zip(r.arrays, xs)):
-                return
-            if not check(tag, r.arrays[{len(extras) + 1}], xs):
-                return
-        print("ok  ", kind, rows, cols)
-    xs = make(3, 37, KINDS[1], 7)
-    r = sol.call([*xs, Out(np.full((3, 37), np.nan, dtype=DTYPE))], device=True)
-    if check(f"device {{KINDS[1]}} 3x37", r.arrays[{len(extras) + 1}], xs):
-        print("ok  ", KINDS[1], 3, 37)
-
-
-def run_perf(sol):
-    rng = np.random.default_rng(BENCH_SEED)
-    sets = [make(*PERF_SHAPE, KINDS[1], int(rng.integers(1 << 62))) for _ in range(CALLS)]
-    garbage = np.full(PERF_SHAPE, np.nan, dtype=DTYPE)
-    calls = [[*xs, Out(garbage)] for xs in sets]
-    for k, (r, xs) in enumerate(zip(sol.bench(calls, warm=calls[0]), sets)):
-        if not check(f"perf call {{k}}", r.arrays[0], xs):
-            return
-    print(f"perf {{PERF_SHAPE}} x{{CALLS}} done")
-"""
-    return py.harness(task_id=task_id, family=PyRowNorm.name, summary=f"row-wise {p['kind']}",
-                      function=FN[p["kind"]], body=body)  # fmt: skip
+def io(p: Params) -> Io:
+    args = (Arg("x", p["dtype"]), *(Arg(e, p["dtype"]) for e in _extras(p)))
+    return Io(FN[p["kind"]], (*args, Arg("y", p["dtype"], "out")), SIZES)
 
 
 def _prompt(p: Params) -> str:
@@ -260,46 +187,31 @@ class PyRowNorm(Family):
     slug = "pyrown"
     problem_type = "cuda_python"
     group = "cuda-python"
-
-    def space(self) -> list[Params]:
-        return space(DTYPES)
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(space(DTYPES))
-
-    def check(self, params: Params) -> Params:
-        if params not in space(DTYPES):
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        extra = f"-{p['affine'].replace('_', '')}" if p["affine"] != "none" else ""
-        return f"{p['kind']}-{p['regime']}-{p['dtype']}{extra}"
+    params_space = SPACE
+    limits = {"dtype": DTYPES}
 
     def render(self, p: Params, task_id: str) -> Parts:
-        size = 8 if p["dtype"] == "f64" else 4
-        rows, cols = REGIMES[p["regime"]]
-        n = rows * cols
-        per_elem = {"softmax": 4, "logsoftmax": 5, "layernorm": 6, "rmsnorm": 3}[p["kind"]]
-        per_elem += len(_extras(p)) + (p["scale"] != 1.0)
-        script = f"test/test_{FN[p['kind']]}.py"
+        cases = py_cases(p)
         return Parts(
             prompt=_prompt(p),
             context={},
-            tests={script: _harness(p, task_id), py.PYCHILD: py.pychild()},
+            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
+            checks=check_files(
+                module="rownorm",
+                params=p,
+                rendering="py",
+                cases=cases,
+                task_id=task_id,
+                family=self.name,
+            ),
             solution={"solution.py": reference(p)},
             baseline={"solution.py": baseline(p)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
             tags=["numba", "normalization", p["kind"], p["dtype"]],
-            work={
-                "flops": CALLS * (n * per_elem + 2 * rows),
-                "bytes": CALLS * (2 * n + len(_extras(p)) * cols) * size,
-                "dtype": "fp64" if p["dtype"] == "f64" else "fp32",
-            },
+            work=work(p, 8 if p["dtype"] == "f64" else 4),
             forbidden=FORBIDDEN[p["kind"]],
-            harness=script,
             timeout_s=300,
-            extra_metadata={"bench_sizes": {"shape": [rows, cols], "CALLS": CALLS}},
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
         )
 
     def mutants(self, p: Params) -> list[Mutant]:

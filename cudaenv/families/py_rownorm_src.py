@@ -1,14 +1,12 @@
 """Sources of the py-rownorm family besides the reference: the naive baseline (a thread per
-row, statistics in float64) and the NumPy expected values of the harness."""
+row, statistics in float64)."""
 
 from __future__ import annotations
 
 from cudaenv.families.base import Params
-from cudaenv.families.rownorm_ops import FN
+from cudaenv.families.rownorm_ops import FN, extras
 
-
-def _extras(p: Params) -> list[str]:
-    return {"none": [], "gamma": ["gamma"], "gamma_beta": ["gamma", "beta"]}[p["affine"]]
+_extras = extras
 
 
 def baseline(p: Params) -> str:
@@ -77,31 +75,3 @@ def {FN[kind]}(x, {extra}y):
     if host:
         dy.copy_to_host(y)
 '''
-
-
-def _expected(p: Params) -> str:
-    kind, s = p["kind"], repr(p["scale"])
-    g = "g = gamma.astype(np.float64)" if "gamma" in _extras(p) else "g = 1.0"
-    b = "b = beta.astype(np.float64)" if "beta" in _extras(p) else "b = 0.0"
-    if kind in ("softmax", "logsoftmax"):
-        core = f"""m = v.max(axis=1, keepdims=True)
-    e = np.exp({s} * (v - m))
-    total = e.sum(axis=1, keepdims=True)"""
-        if kind == "softmax":
-            return core + "\n    want = e / total\n    tol = R * want + A"
-        return (
-            core
-            + f"\n    a = {s} * (v - m)\n    lse = np.log(total)\n    want = a - lse\n    tol = R * (1.0 + np.abs(a) + np.abs(lse)) + A"
-        )
-    if kind == "layernorm":
-        return f"""{g}
-    {b}
-    mu = v.mean(axis=1, keepdims=True)
-    var = ((v - mu) ** 2).mean(axis=1, keepdims=True)
-    xh = (v - mu) / np.sqrt(var + {p["eps"]!r})
-    want = xh * g + b
-    tol = R * (1.0 + np.abs(xh)) * np.abs(g) + R * np.abs(b) + A"""
-    return f"""{g}
-    xh = v / np.sqrt((v * v).mean(axis=1, keepdims=True) + {p["eps"]!r})
-    want = xh * g
-    tol = R * (np.abs(xh) + 1e-3) * np.abs(g) + A"""

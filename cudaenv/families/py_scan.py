@@ -5,22 +5,24 @@ one block, or one array by tile totals, their prefix, then every tile."""
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.checks import check_files
 from cudaenv.families.py_scan_src import DTYPES, _consts, baseline
-from cudaenv.families.scan_ops import PERF, RTOL, difficulty, fn, space, tolerance_text, what
+from cudaenv.families.runners import Arg, Io, py_runner
+from cudaenv.families.scan_ops import (
+    CALLS,
+    PERF,
+    SIZES,
+    SPACE,
+    difficulty,
+    fn,
+    py_cases,
+    tolerance_text,
+    what,
+    work,
+)
 
-SIM_SHAPES = {"1d": [(1, 0), (1, 1), (1, 5), (1, 130), (1, 300)],
-              "rows": [(0, 5), (1, 1), (3, 5), (2, 33), (4, 150)]}  # fmt: skip
-GPU_SHAPES = {
-    "1d": [(1, 1023), (1, 100003), (1, 1 << 20)],
-    "rows": [(64, 1000), (3, 4099), (1000, 3)],
-}
-SIM_PERF = {"1d": (1, 300), "rows": (3, 150)}
-CALLS = 5
 FORBIDDEN = ["numpy.cumsum", "numpy.add.accumulate", "numpy.maximum.accumulate",
              "numpy.minimum.accumulate", "numpy.cumprod", "numpy.fmax.accumulate"]  # fmt: skip
 
@@ -190,95 +192,9 @@ def {fn(p)}(x, {fl_arg}out):
 '''
 
 
-def _harness(p: Params, task_id: str) -> str:
-    integer = p["dtype"] == "i32"
-    acc = {"f32": "float", "f64": "double", "i32": "int"}[p["dtype"]]
-    r = 0.0 if integer or p["op"] != "add" else RTOL[acc]
-    ident = {"add": "0.0", "max": "-2147483648.0" if integer else "-np.inf",
-             "min": "2147483647.0" if integer else "np.inf"}[p["op"]]  # fmt: skip
-    ufunc = {"add": "np.add", "max": "np.maximum", "min": "np.minimum"}[p["op"]]
-    seg = p["segmented"]
-    rows = p["layout"] == "rows"
-    body = f"""
-DTYPE = np.{DTYPES[p["dtype"]]}
-R = {r!r}
-CASES = {SIM_SHAPES[p["layout"]]!r}
-if not SIM:
-    CASES += {GPU_SHAPES[p["layout"]]!r}
-PERF_SHAPE = {SIM_PERF[p["layout"]]!r} if SIM else {PERF[p["layout"]]!r}
-CALLS = 2 if SIM else {CALLS}
-KINDS = ("uniform", {"'negative'" if p["op"] == "max" else "'positive'"}, "uniform")
-
-
-def make(shape, kind, seed):
-    rng = np.random.default_rng(seed)
-    if DTYPE == np.int32:
-        lo, hi = {{"uniform": (-100, 100), "negative": (-100, -1), "positive": (1, 100)}}[kind]
-        x = rng.integers(lo, hi + 1, size=shape).astype(DTYPE)
-    else:
-        lo, hi = {{"uniform": (-1.0, 1.0), "negative": (-9.0, -1.0), "positive": (1.0, 9.0)}}[kind]
-        x = rng.uniform(lo, hi, size=shape).astype(DTYPE)
-    heads = (rng.integers(0, 8, size=shape) == 0).astype(np.int32)
-    if not {rows}:
-        x, heads = x.reshape(-1), heads.reshape(-1)
-    return [x, heads] if {seg} else [x]
-
-
-# Expected values from NumPy in float64, segment by segment (written independently of any
-# solution). {tolerance_text(p, acc, integer)}
-def expected(x, heads):
-    x2 = np.atleast_2d(x).astype(np.float64)
-    h2 = np.atleast_2d(heads).copy()
-    h2[:, :1] = 1
-    want = np.empty_like(x2)
-    mag = np.empty_like(x2)
-    for r in range(x2.shape[0]):
-        starts = np.flatnonzero(h2[r])
-        for a, b in zip(starts, list(starts[1:]) + [x2.shape[1]]):
-            seg = x2[r, a:b]
-            inc = {ufunc}.accumulate(seg)
-            run = np.cumsum(np.abs(seg))
-            if {p["kind"] == "inclusive"}:
-                want[r, a:b], mag[r, a:b] = inc, run
-            else:
-                want[r, a:b] = np.concatenate([[{ident}], inc[:-1]])
-                mag[r, a:b] = np.concatenate([[0.0], run[:-1]])
-    return want.reshape(np.shape(x)), (R * mag).reshape(np.shape(x))
-
-
-def check(tag, got, xs):
-    heads = xs[1] if len(xs) > 1 else np.zeros(xs[0].shape, np.int32)
-    if xs[0].size == 0:
-        return exact(tag, got, xs[0])
-    want, tol = expected(xs[0], heads)
-    return close(tag, got, want, tol)
-
-
-def run_tests(sol):
-    for i, shape in enumerate(CASES):
-        xs = make(shape, KINDS[i % 3], 1000 + i)
-        for device in (False, True) if 1 <= i <= 2 else (True,):
-            tag = f"{{'device' if device else 'host'}} {{KINDS[i % 3]}} {{shape}}"
-            garbage = Out(np.full(xs[0].shape, -7 if DTYPE == np.int32 else np.nan, dtype=DTYPE))
-            r = sol.call([*xs, garbage], device=device)
-            if not all(unchanged(tag, a, x) for a, x in zip(r.arrays, xs)):
-                return
-            if not check(tag, r.arrays[len(xs)], xs):
-                return
-        print("ok  ", shape)
-
-
-def run_perf(sol):
-    rng = np.random.default_rng(BENCH_SEED)
-    sets = [make(PERF_SHAPE, "uniform", int(rng.integers(1 << 62))) for _ in range(CALLS)]
-    calls = [[*xs, Out(np.zeros(xs[0].shape, dtype=DTYPE))] for xs in sets]
-    for k, (r, xs) in enumerate(zip(sol.bench(calls, warm=calls[0]), sets)):
-        if not check(f"perf call {{k}}", r.arrays[0], xs):
-            return
-    print(f"perf {{PERF_SHAPE}} x{{CALLS}} done")
-"""
-    return py.harness(task_id=task_id, family=PyScan.name, summary=f"{p['kind']} {p['op']} scan",
-                      function=fn(p), body=body)  # fmt: skip
+def io(p: Params) -> Io:
+    args = [Arg("x", p["dtype"])] + ([Arg("flags", "i32")] if p["segmented"] else [])
+    return Io(fn(p), (*args, Arg("out", p["dtype"], "out")), SIZES)
 
 
 def _prompt(p: Params) -> str:
@@ -320,44 +236,32 @@ class PyScan(Family):
     slug = "pyscan"
     problem_type = "cuda_python"
     group = "cuda-python"
-
-    def space(self) -> list[Params]:
-        return space(tuple(DTYPES))
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(self.space())
-
-    def check(self, params: Params) -> Params:
-        if params not in self.space():
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        seg = "-seg" if p["segmented"] else ""
-        return f"{p['layout']}-{p['kind'][:4]}-{p['op']}-{p['dtype']}{seg}"
+    params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
-        rows, cols = PERF[p["layout"]]
-        n = rows * cols
-        size = 8 if p["dtype"] == "f64" else 4
-        float_add = p["op"] == "add" and p["dtype"] != "i32"
-        script = f"test/test_{fn(p)}.py"
+        cases = py_cases(p)
         return Parts(
             prompt=_prompt(p),
             context={},
-            tests={script: _harness(p, task_id), py.PYCHILD: py.pychild()},
+            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
+            checks=check_files(
+                module="scan",
+                params=p,
+                rendering="py",
+                cases=cases,
+                task_id=task_id,
+                family=self.name,
+            ),
             solution={"solution.py": reference(p)},
             baseline={"solution.py": baseline(p)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["numba", "scan", "prefix-sum", p["op"], p["dtype"]] + (["segmented"] if p["segmented"] else []),
-            work={"flops": CALLS * n if float_add else 0,
-                  "bytes": CALLS * n * (2 * size + (4 if p["segmented"] else 0)),
-                  "dtype": {"f32": "fp32", "f64": "fp64", "i32": "int32"}[p["dtype"]]},
+            tags=["numba", "scan", "prefix-sum", p["op"], p["dtype"]]
+            + (["segmented"] if p["segmented"] else []),
+            work=work(p),
             forbidden=FORBIDDEN,
-            harness=script,
             timeout_s=300,
-            extra_metadata={"bench_sizes": {"shape": [rows, cols], "CALLS": CALLS}},
-        )  # fmt: skip
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
+        )
 
     def mutants(self, p: Params) -> list[Mutant]:
         def m(name: str, kind: str, why: str, bug: str) -> Mutant:

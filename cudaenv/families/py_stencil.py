@@ -3,34 +3,28 @@ float32 or float64, on host or device arrays."""
 
 from __future__ import annotations
 
-import random
-
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.checks import check_files
+from cudaenv.families.runners import Arg, Io, py_runner
 from cudaenv.families.stencil_ops import (
+    CALLS,
     PERF_1D,
     PERF_2D,
+    SPACE,
     WRONG_BOUNDARY,
     boundary_text,
-    check,
     difficulty,
-    draw,
-    n_taps,
+    py_cases,
+    sizes_of,
     taps,
     taps_text,
     tolerance_text,
+    work,
 )
 
 DTYPES = ("f32", "f64")
 NP = {"f32": "float32", "f64": "float64"}
-SIM = {
-    1: [(0,), (1,), (2,), (5,), (33,), (257,)],
-    2: [(0, 5), (1, 1), (1, 7), (3, 5), (7, 33), (33, 7)],
-}
-GPU = {1: [(1000,), (100003,), (1 << 20,)], 2: [(64, 257), (1000, 3), (3, 1000), (1024, 1024)]}
-SIM_PERF = {1: (300,), 2: (9, 37)}
-CALLS = 5
-PAD = {"clamp": "edge", "zero": "constant", "wrap": "wrap", "mirror": "reflect"}
 FORBIDDEN = ["numpy.convolve", "numpy.correlate", "numpy.pad", "numpy.roll", "numpy.add",
              "numpy.multiply", "numpy.dot", "numpy.sum"]  # fmt: skip
 
@@ -250,66 +244,8 @@ from numba import cuda
 {kernel}'''
 
 
-def _harness(p: Params, task_id: str) -> str:
-    u = 2.0**-53 if p["dtype"] == "f64" else 2.0**-24
-    t = n_taps(p["dim"], p["shape"], p["radius"])
-    r = p["radius"]
-    if p["dim"] == 1:
-        shifts = [(f"xp[{r + b}:{r + b} + n]", w) for _, b, w in taps(p)]
-        size = "n, = x.shape"
-    else:
-        shifts = [(f"xp[{r + a}:{r + a} + rows, {r + b}:{r + b} + cols]", w) for a, b, w in taps(p)]
-        size = "rows, cols = x.shape"
-    want = " + ".join(f"{w!r} * {s}" for s, w in shifts)
-    mag = " + ".join(f"{abs(w)!r} * np.abs({s})" for s, w in shifts)
-    body = f"""
-DTYPE = np.{NP[p["dtype"]]}
-U = {u!r}
-CASES = {SIM[p["dim"]]!r}
-if not SIM:
-    CASES += {GPU[p["dim"]]!r}
-PERF_SHAPE = {SIM_PERF[p["dim"]]!r} if SIM else {(PERF_1D if p["dim"] == 1 else PERF_2D)!r}
-CALLS = 2 if SIM else {CALLS}
-
-
-def make(shape, seed):
-    return np.random.default_rng(seed).uniform(-2.0, 2.0, shape).astype(DTYPE)
-
-
-# Expected: y = {taps_text(p)} with the {p["boundary"]} boundary (NumPy's pad mode
-# {PAD[p["boundary"]]!r}), in float64; tolerance {2 * t} U sum |w x| (see the task statement).
-def check(tag, got, x):
-    {size}
-    if x.size == 0:
-        return exact(tag, got, x)
-    xp = np.pad(x.astype(np.float64), {r}, mode={PAD[p["boundary"]]!r})
-    want = {want}
-    tol = {2 * t}.0 * U * ({mag}) + 1e-300
-    return close(tag, got, want, tol)
-
-
-def run_tests(sol):
-    for i, shape in enumerate(CASES):
-        x = make(shape, 1000 + i)
-        for device in (False, True) if 1 <= i <= 2 else (True,):
-            tag = f"{{'device' if device else 'host'}} {{shape}}"
-            r = sol.call([x, Out(np.full(shape, np.nan, dtype=DTYPE))], device=device)
-            if not (unchanged(tag, r.arrays[0], x) and check(tag, r.arrays[1], x)):
-                return
-        print("ok  ", shape)
-
-
-def run_perf(sol):
-    rng = np.random.default_rng(BENCH_SEED)
-    xs = [make(PERF_SHAPE, int(rng.integers(1 << 62))) for _ in range(CALLS)]
-    calls = [[x, Out(np.full(PERF_SHAPE, np.nan, dtype=DTYPE))] for x in xs]
-    for k, (r, x) in enumerate(zip(sol.bench(calls, warm=calls[0]), xs)):
-        if not check(f"perf call {{k}}", r.arrays[0], x):
-            return
-    print(f"perf {{PERF_SHAPE}} x{{CALLS}} done")
-"""
-    return py.harness(task_id=task_id, family=PyStencil.name, summary=f"{p['dim']}-D stencil",
-                      function=fn(p), body=body)  # fmt: skip
+def io(p: Params) -> Io:
+    return Io(fn(p), (Arg("x", p["dtype"]), Arg("y", p["dtype"], "out")), sizes_of(p))
 
 
 def _prompt(p: Params) -> str:
@@ -346,38 +282,32 @@ class PyStencil(Family):
     problem_type = "cuda_python"
     group = "cuda-python"
     weight = 1.2
-
-    def draw(self, rng: random.Random) -> Params:
-        return draw(rng, DTYPES)
-
-    def check(self, params: Params) -> Params:
-        return check(self.name, params, DTYPES)
-
-    def label(self, p: Params) -> str:
-        shape = "" if p["dim"] == 1 else f"-{p['shape']}"
-        return f"{p['dim']}d{shape}-r{p['radius']}-{p['boundary']}-{p['dtype']}"
+    params_space = SPACE
+    limits = {"dtype": DTYPES}
 
     def render(self, p: Params, task_id: str) -> Parts:
-        size = 8 if p["dtype"] == "f64" else 4
-        n = PERF_1D[0] if p["dim"] == 1 else PERF_2D[0] * PERF_2D[1]
-        t = n_taps(p["dim"], p["shape"], p["radius"])
-        script = f"test/test_{fn(p)}.py"
+        cases = py_cases(p)
         return Parts(
             prompt=_prompt(p),
             context={},
-            tests={script: _harness(p, task_id), py.PYCHILD: py.pychild()},
+            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
+            checks=check_files(
+                module="stencil",
+                params=p,
+                rendering="py",
+                cases=cases,
+                task_id=task_id,
+                family=self.name,
+            ),
             solution={"solution.py": reference(p)},
             baseline={"solution.py": baseline(p)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
             tags=["numba", "stencil", f"stencil-{p['dim']}d", p["boundary"], p["dtype"]],
-            work={"flops": CALLS * n * (2 * t - 1), "bytes": CALLS * 2 * n * size,
-                  "dtype": "fp64" if p["dtype"] == "f64" else "fp32"},
+            work=work(p, 8 if p["dtype"] == "f64" else 4),
             forbidden=FORBIDDEN,
-            harness=script,
             timeout_s=300,
-            extra_metadata={"bench_sizes": {"shape": list(PERF_1D if p["dim"] == 1 else PERF_2D),
-                                            "CALLS": CALLS}},
-        )  # fmt: skip
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
+        )
 
     def mutants(self, p: Params) -> list[Mutant]:
         def m(name: str, kind: str, why: str, bug: str) -> Mutant:

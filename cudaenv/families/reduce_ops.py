@@ -1,10 +1,14 @@
-"""What the reduction families share: the operators, their wrong twins, the input kinds the
-tests draw for each operator, and the tolerance rule (one place, so the C++ and the numba
-variants state and check the same thing)."""
+"""The reduce-axis family's one definition, shared by its C++ and Python renderings: the
+parameter space, the operators and their wrong twins, the input kinds the tests draw for each
+operator, the tolerance rule, the test cases and the benchmark (the reference semantics are
+``refs/reduce_axis.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from cudaenv.families.base import Listed, Params
+from cudaenv.families.checks import Cases, Test
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,27 @@ OPS: dict[str, Op] = {
         Op("argmin", "arg", "the index of the smallest element (the smallest such index on ties)", "argmax", "takes the maximum", ("uniform", "ties", "positive")),
     )
 }  # fmt: skip
+
+AXES = ("row", "col", "mid")
+DTYPES = ("f32", "f64", "f16")
+
+
+def _points() -> list[Params]:
+    out = []
+    for axis in AXES:
+        for op in OPS:
+            for dtype in DTYPES:
+                for pitched in (False, True) if axis != "mid" else (False,):
+                    out.append({"axis": axis, "op": op, "dtype": dtype, "pitched": pitched})
+    return out
+
+
+def label(p: Params) -> str:
+    return f"{p['axis']}-{p['op']}-{p['dtype']}{'-pitched' if p['pitched'] else ''}"
+
+
+#: the family's parameter space (the Python rendering: float and double, no pitch)
+SPACE = Listed(_points, label)
 
 # Value ranges of each input kind (the tests and the benchmark draw uniformly from them; "ties"
 # draws integers -3..3, so extreme values repeat).
@@ -112,3 +137,70 @@ def work(op: Op, dtype: str, acc: str, sizes: tuple[int, int, int], axis: str, c
         "dtype": ("fp64" if acc == "double" else "fp32") if flops else DT[dtype],
         "reuse_bytes": (calls - 1) * per_in if shifted and per_in <= MIB128 else 0,
     }
+
+
+# --- cases ------------------------------------------------------------------------------
+SIZES = ("batch", "rows", "cols", "pad")
+# C++ test shapes (batch, rows, cols): sizes not multiples of 32 or of a block, single
+# elements, very tall and very wide, and a few with about a million elements
+SHAPES = {
+    "row": [(1, 0, 5), (1, 1, 1), (1, 1, 33), (1, 3, 5), (1, 7, 32), (1, 5, 1000), (1, 64, 257),
+            (1, 1000, 1), (1, 20000, 7), (1, 3, 100003), (1, 300, 4099), (1, 2, 1 << 20)],
+    "col": [(1, 5, 0), (1, 1, 1), (1, 33, 1), (1, 5, 3), (1, 32, 7), (1, 1000, 5), (1, 257, 64),
+            (1, 1, 1000), (1, 7, 20000), (1, 100003, 3), (1, 4099, 300), (1, 1 << 20, 2)],
+    "mid": [(0, 3, 4), (1, 1, 1), (2, 33, 5), (3, 7, 129), (64, 100, 3), (5, 1000, 65),
+            (1, 9, 1), (17, 257, 257), (4, 65536, 3)],
+}  # fmt: skip
+# Python: small shapes on numba-cuda's simulator, the rest on a GPU
+SIM_SHAPES = {
+    "row": [(1, 0, 5), (1, 1, 1), (1, 3, 5), (1, 2, 33), (1, 4, 70)],
+    "col": [(1, 5, 0), (1, 1, 1), (1, 5, 3), (1, 33, 2), (1, 70, 4)],
+    "mid": [(0, 3, 4), (1, 1, 1), (2, 5, 3), (2, 33, 2), (3, 7, 5)],
+}
+GPU_SHAPES = {
+    "row": [(1, 1000, 3), (1, 64, 257), (1, 300, 4099), (1, 3, 100003), (1, 2, 1 << 20)],
+    "col": [(1, 3, 1000), (1, 257, 64), (1, 4099, 300), (1, 100003, 3), (1, 1 << 20, 2)],
+    "mid": [(64, 100, 3), (5, 1000, 65), (17, 257, 257), (4, 65536, 3)],
+}
+SPECIAL = {"row": (1, 129, 70), "col": (1, 129, 70), "mid": (3, 129, 70)}  # C++
+SIM_SPECIAL = {"row": (1, 3, 37), "col": (1, 37, 3), "mid": (2, 37, 3)}  # Python
+PERF = {"row": (1, 8192, 2048), "col": (1, 2048, 8192), "mid": (64, 256, 1024)}
+SIM_PERF = {"row": (1, 3, 37), "col": (1, 37, 3), "mid": (2, 9, 5)}
+CALLS = 5  # timed calls, each on the shared input shifted by a row
+PERF_PAD = 64  # the benchmark's row padding when pitched
+
+
+def _sizes(shape: tuple[int, int, int], pad: int) -> dict[str, int]:
+    return dict(zip(SIZES, (*shape, pad), strict=True))
+
+
+def cpp_cases(p: Params) -> Cases:
+    """The C++ rendering's cases: every shape (pitched: a padding that varies), then each
+    special input kind once more on a mid-size shape."""
+    kinds = OPS[p["op"]].kinds
+    pads = [(i * 7) % 37 + 1 if p["pitched"] else 0 for i in range(len(SHAPES[p["axis"]]))]
+    tests: list[Test] = [
+        (f"case{i}", _sizes(s, pads[i]), kinds[i % len(kinds)], False)
+        for i, s in enumerate(SHAPES[p["axis"]])
+    ]
+    pad = 5 if p["pitched"] else 0
+    tests += [(k, _sizes(SPECIAL[p["axis"]], pad), k, False) for k in kinds[1:]]
+    perf = _sizes(PERF[p["axis"]], PERF_PAD if p["pitched"] else 0)
+    return Cases(tests, perf, CALLS, kinds[0])
+
+
+def py_cases(p: Params) -> Cases:
+    """The Python rendering's cases: small ones (each special kind once more), called with
+    host arrays too for the second and third; on a GPU the large shapes besides."""
+    kinds = OPS[p["op"]].kinds
+    sim = SIM_SHAPES[p["axis"]]
+    tests: list[Test] = [
+        (f"case{i}", _sizes(s, 0), kinds[i % len(kinds)], 1 <= i <= 2) for i, s in enumerate(sim)
+    ]
+    tests += [(k, _sizes(SIM_SPECIAL[p["axis"]], 0), k, False) for k in kinds[1:]]
+    gpu = [
+        (f"case{len(sim) + i}", _sizes(s, 0), kinds[i % len(kinds)], False)
+        for i, s in enumerate(GPU_SHAPES[p["axis"]])
+    ]
+    return Cases(tests, _sizes(PERF[p["axis"]], 0), CALLS, kinds[0], gpu_tests=gpu,
+                 sim_perf=_sizes(SIM_PERF[p["axis"]], 0))  # fmt: skip

@@ -4,27 +4,23 @@ float statistics; the benchmark's row length is short, medium or long."""
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
-from cudaenv.families import cpp, cpp_harness
+from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.checks import check_files
 from cudaenv.families.rownorm_ops import (
+    CALLS,
     FN,
-    INPUT_KINDS,
     REGIMES,
-    SHAPES,
+    SIZES,
+    SPACE,
+    cpp_cases,
     difficulty,
     formula,
-    space,
     tolerance_text,
+    work,
 )
-from cudaenv.families.rownorm_src import _extras, baseline, host_ref, signature
-
-DTYPES = ("f32", "f64", "f16")
-CALLS = 5
-KIND_CASES = {"softmax": (0, 1, 3), "logsoftmax": (0, 1, 3), "layernorm": (0, 2, 3),
-              "rmsnorm": (0, 2, 3)}  # fmt: skip
+from cudaenv.families.rownorm_src import _extras, baseline, signature
+from cudaenv.families.runners import Arg, Io, cpp_runner
 
 
 def _body(p: Params, end: str, bug: str | None) -> str:
@@ -152,48 +148,10 @@ rows_kernel(const T* __restrict__ x, {extra}T* __restrict__ y, int rows, int col
 """
 
 
-HELPERS = """
-// Input kinds: uniform in [-5, 5]; rows shifted by multiples of 1000 (exp overflows without
-// subtracting the row maximum, even in double); rows around 4; constant rows.
-static double draw_x(Rng& rng, int kind, size_t i, int cols) {
-    const size_t r = cols ? i / (size_t)cols : 0;
-    switch (kind) {
-        case SHIFTED: return 1000.0 * (double)((int)(r % 5) - 2) + rng.uni(-5.0, 5.0);
-        case OFFSET: return 4.0 + rng.uni(-1.0, 1.0);
-        case CONSTANT: (void)rng.next(); return 1.5;
-        default: return rng.uni(-5.0, 5.0);
-    }
-}
-"""
-
-
-def harness_spec(p: Params, ct: cpp.CType) -> cpp_harness.Spec:
-    kinds = KIND_CASES[p["kind"]]
-    shown = "(double)host_h2f({})" if ct.key == "f16" else ""
-    inputs = [cpp_harness.Arr("x", ct.host, ct.dev, "(size_t)rows * cols",
-                              ct.host_store("draw_x(rng, c.kind, i, cols)"))]  # fmt: skip
-    for e in _extras(p):
-        lo, hi = (-2.0, 2.0) if e == "gamma" else (-1.0, 1.0)
-        inputs.append(
-            cpp_harness.Arr(
-                e, ct.host, ct.dev, "(size_t)cols", ct.host_store(f"rng.uni({lo}, {hi})")
-            )
-        )
+def io(p: Params, ct: cpp.CType) -> Io:
+    args = (Arg("x", ct.key), *(Arg(e, ct.key) for e in _extras(p)), Arg("y", ct.key, "out"))
     ins = "".join(f"@{e}@, " for e in _extras(p))
-    rows, cols = REGIMES[p["regime"]]
-    return cpp_harness.Spec(
-        vars=["rows", "cols"],
-        cases=[(f"case{i}", list(s), kinds[i % 3]) for i, s in enumerate(SHAPES)],
-        inputs=inputs,
-        outputs=[cpp_harness.Arr("y", ct.host, ct.dev, "(size_t)rows * cols", shown=shown)],
-        call=f"{FN[p['kind']]}(@x@, {ins}@y@, rows, cols)",
-        host_call=f"host_rownorm(@x@, {ins}rows, cols, @want_y@, @tol_y@)",
-        perf=[rows, cols],
-        perf_kind=kinds[1],
-        calls=CALLS,
-        kinds=list(INPUT_KINDS),
-        helpers=HELPERS,
-    )
+    return Io(FN[p["kind"]], args, SIZES, f"{FN[p['kind']]}(@x@, {ins}@y@, rows, cols)")
 
 
 def prompt(p: Params, ct: cpp.CType) -> str:
@@ -230,29 +188,13 @@ class RowNorm(Family):
     slug = "rown"
     problem_type = "cuda_cpp"
     group = "cuda-kernels"
-
-    def space(self) -> list[Params]:
-        return space(DTYPES)
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(space(DTYPES))
-
-    def check(self, params: Params) -> Params:
-        if params not in space(DTYPES):
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        extra = f"-{p['affine'].replace('_', '')}" if p["affine"] != "none" else ""
-        return f"{p['kind']}-{p['regime']}-{p['dtype']}{extra}"
+    params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = cpp.CTYPES[p["dtype"]]
-        spec = harness_spec(p, ct)
-        rows, cols = REGIMES[p["regime"]]
-        n = rows * cols
-        per_elem = {"softmax": 4, "logsoftmax": 5, "layernorm": 6, "rmsnorm": 3}[p["kind"]]
-        per_elem += len(_extras(p)) + (p["scale"] != 1.0)
+        cases = cpp_cases(p)
+        runner = cpp_runner(io(p, ct), header=f"{FN[p['kind']]}.h", includes=[ct.include],
+                            task_id=task_id, family=self.name)  # fmt: skip
         return Parts(
             prompt=prompt(p, ct),
             context={
@@ -262,28 +204,22 @@ class RowNorm(Family):
                     includes=[ct.include],
                 )
             },
-            tests={
-                "test/test_main.cu": cpp.harness(
-                    task_id=task_id,
-                    family=self.name,
-                    summary=f"row-wise {p['kind']}",
-                    header=f"{FN[p['kind']]}.h",
-                    includes=[ct.include],
-                    body=cpp_harness.body(spec),
-                ),
-                "test/host_ref.h": host_ref(p, ct),
-            },
+            tests={"test/runner.cu": runner},
+            checks=check_files(
+                module="rownorm",
+                params=p,
+                rendering="cpp",
+                cases=cases,
+                task_id=task_id,
+                family=self.name,
+            ),
             solution={"solution.cu": reference(p, ct)},
             baseline={"solution.cu": baseline(p, ct)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
             tags=["normalization", p["kind"], "reduction", p["dtype"], "memory-bound"],
-            work={
-                "flops": CALLS * (n * per_elem + 2 * rows),
-                "bytes": CALLS * (2 * n + len(_extras(p)) * cols) * ct.size,
-                "dtype": "fp64" if ct.key == "f64" else "fp32",
-            },
+            work=work(p, ct.size),
             forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": {"rows": rows, "cols": cols, "R": CALLS}},
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
         )
 
     def mutants(self, p: Params) -> list[Mutant]:

@@ -4,65 +4,33 @@ flags."""
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.errors import SpecError
-from cudaenv.families import cpp, cpp_harness
+from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.checks import check_files
+from cudaenv.families.runners import Arg, Io, cpp_runner
 from cudaenv.families.scan_ops import (
-    INPUT_KINDS,
-    KIND_CASES,
+    CALLS,
     PERF,
-    SHAPES,
+    SIZES,
+    SPACE,
+    cpp_cases,
     difficulty,
     fn,
-    space,
     tolerance_text,
     what,
+    work,
 )
-from cudaenv.families.scan_src import baseline, host_ref, reference, signature
+from cudaenv.families.scan_src import baseline, reference, signature
 
-DTYPES = ("f32", "f64", "i32")
 TYPES = {**cpp.CTYPES, "i32": cpp.INT32}
-CALLS = 5
-HELPERS = """
-// Input kinds: uniform (float in [-1, 1], int in [-100, 100]), all negative, all positive.
-static double draw_v(Rng& rng, int kind, bool integer) {
-    if (integer) {
-        const int lo = kind == POSITIVE ? 1 : -100, hi = kind == NEGATIVE ? -1 : 100;
-        return (double)(lo + rng.below(hi - lo + 1));
-    }
-    if (kind == NEGATIVE) return rng.uni(-9.0, -1.0);
-    if (kind == POSITIVE) return rng.uni(1.0, 9.0);
-    return rng.uni(-1.0, 1.0);
-}
-"""
 
 
-def harness_spec(p: Params, ct: cpp.CType) -> cpp_harness.Spec:
-    integer = ct.key == "i32"
-    size = "(size_t)rows * cols"
-    inputs = [cpp_harness.Arr("x", ct.host, ct.dev, size,
-                              f"({ct.host})draw_v(rng, c.kind, {'true' if integer else 'false'})")]  # fmt: skip
-    fl = ""
-    if p["segmented"]:
-        inputs.append(cpp_harness.Arr("flags", "int", "int", size, "rng.below(8) == 0 ? 1 : 0"))
-        fl = "@flags@, "
+def io(p: Params) -> Io:
+    args = [Arg("x", p["dtype"])] + ([Arg("flags", "i32")] if p["segmented"] else [])
+    fl = "@flags@, " if p["segmented"] else ""
     dims = "rows, cols" if p["layout"] == "rows" else "cols"
-    kinds = KIND_CASES[p["op"]]
-    return cpp_harness.Spec(
-        vars=["rows", "cols"],
-        cases=[(f"case{i}", list(s), kinds[i % 3]) for i, s in enumerate(SHAPES[p["layout"]])],
-        inputs=inputs,
-        outputs=[cpp_harness.Arr("out", ct.host, ct.dev, size)],
-        call=f"{fn(p)}(@x@, {fl}@out@, {dims})",
-        host_call=f"host_scan(@x@, {fl}rows, cols, @want_out@, @tol_out@)",
-        perf=list(PERF[p["layout"]]),
-        perf_kind=0,
-        calls=CALLS,
-        kinds=list(INPUT_KINDS),
-        helpers=HELPERS,
-    )
+    call = f"{fn(p)}(@x@, {fl}@out@, {dims})"
+    return Io(fn(p), (*args, Arg("out", p["dtype"], "out")), SIZES, call)
 
 
 def prompt(p: Params, ct: cpp.CType) -> str:
@@ -106,47 +74,26 @@ class Scan(Family):
     slug = "scan"
     problem_type = "cuda_cpp"
     group = "cuda-kernels"
-
-    def space(self) -> list[Params]:
-        return space(DTYPES)
-
-    def draw(self, rng: random.Random) -> Params:
-        return rng.choice(space(DTYPES))
-
-    def check(self, params: Params) -> Params:
-        if params not in space(DTYPES):
-            raise SpecError(f"not a {self.name} parameter set: {params}", field="params")
-        return params
-
-    def label(self, p: Params) -> str:
-        seg = "-seg" if p["segmented"] else ""
-        return f"{p['layout']}-{p['kind'][:4]}-{p['op']}-{p['dtype']}{seg}"
+    params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = TYPES[p["dtype"]]
-        rows, cols = PERF[p["layout"]]
-        n = rows * cols
-        in_bytes = n * ct.size + (4 * n if p["segmented"] else 0)
-        float_add = p["op"] == "add" and ct.key != "i32"
-        dt = {"f32": "fp32", "f64": "fp64", "i32": "int32"}[ct.key]
+        cases = cpp_cases(p)
         return Parts(
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(
                 signature(p, ct), f"{p['kind']} {p['op']} scan (see the task statement).", includes=[])},
-            tests={
-                "test/test_main.cu": cpp.harness(
-                    task_id=task_id, family=self.name, summary=f"{p['kind']} {p['op']} scan",
-                    header=f"{fn(p)}.h", includes=[], body=cpp_harness.body(harness_spec(p, ct))),
-                "test/host_ref.h": host_ref(p, ct),
-            },
+            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=[],
+                                                task_id=task_id, family=self.name)},
+            checks=check_files(module="scan", params=p, rendering="cpp", cases=cases,
+                               task_id=task_id, family=self.name),
             solution={"solution.cu": reference(p, ct)},
             baseline={"solution.cu": baseline(p, ct)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
             tags=["scan", "prefix-sum", p["op"], p["dtype"]] + (["segmented"] if p["segmented"] else []),
-            work={"flops": CALLS * n if float_add else 0, "bytes": CALLS * (in_bytes + n * ct.size),
-                  "dtype": dt},
+            work=work(p),
             forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": {"rows": rows, "cols": cols, "R": CALLS}},
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
         )  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:

@@ -1,10 +1,12 @@
-"""What the scan families share: the parameter space (inclusive or exclusive, add/max/min,
-float/double/int, one long array or every row, plain or segmented), identities, input kinds,
-the tolerance rule and prompt sentences."""
+"""The scan family's one definition, shared by its C++ and Python renderings: the parameter
+space (inclusive or exclusive, add/max/min, float/double/int, one long array or every row,
+plain or segmented), identities, input kinds, the tolerance rule, prompt sentences, the test
+cases and the benchmark (the reference semantics are ``refs/scan.py``)."""
 
 from __future__ import annotations
 
-from cudaenv.families.base import Params
+from cudaenv.families.base import Listed, Params
+from cudaenv.families.checks import Cases, tests
 
 KINDS = ("inclusive", "exclusive")
 OPS = ("add", "max", "min")
@@ -15,22 +17,72 @@ SHAPES = {
     "rows": [(0, 5), (1, 1), (3, 5), (7, 32), (5, 33), (64, 1000), (1000, 3), (3, 4099),
              (2, 100003), (300, 1025), (20000, 7)],
 }  # fmt: skip
-PERF = {"1d": (1, 1 << 24), "rows": (4096, 4096)}
+# Python: small shapes on numba-cuda's simulator, the rest on a GPU
+SIM_SHAPES = {"1d": [(1, 0), (1, 1), (1, 5), (1, 130), (1, 300)],
+              "rows": [(0, 5), (1, 1), (3, 5), (2, 33), (4, 150)]}  # fmt: skip
+GPU_SHAPES = {"1d": [(1, 1023), (1, 100003), (1, 1 << 20)],
+              "rows": [(64, 1000), (3, 4099), (1000, 3)]}  # fmt: skip
+PERF = {"1d": (1, 1 << 22), "rows": (2048, 2048)}
+SIM_PERF = {"1d": (1, 300), "rows": (3, 150)}
+CALLS = 3  # timed calls, each on its own input and output
+DTYPES = ("f32", "f64", "i32")
+SIZES = ("rows", "cols")  # a 1d scan: one row
 RTOL = {"float": 2e-5, "double": 1e-12}
-#: input kinds: uniform (float [-1, 1], int [-100, 100]); all negative; all positive
-INPUT_KINDS = ("UNIFORM", "NEGATIVE", "POSITIVE")
-KIND_CASES = {"add": (0, 0, 2), "max": (0, 1, 0), "min": (0, 2, 0)}
+#: input kinds (refs/scan.py): uniform (float [-1, 1], int [-100, 100]); all negative; all
+#: positive. The cases cycle through three of them by operator:
+KIND_CASES = {"add": ("uniform", "uniform", "positive"), "max": ("uniform", "negative", "uniform"),
+              "min": ("uniform", "positive", "uniform")}  # fmt: skip
 
 
-def space(dtypes: tuple[str, ...]) -> list[Params]:
+def _points() -> list[Params]:
     return [
         {"kind": k, "op": o, "dtype": d, "layout": lay, "segmented": seg}
         for k in KINDS
         for o in OPS
-        for d in dtypes
+        for d in DTYPES
         for lay in LAYOUTS
         for seg in (False, True)
     ]
+
+
+def label(p: Params) -> str:
+    seg = "-seg" if p["segmented"] else ""
+    return f"{p['layout']}-{p['kind'][:4]}-{p['op']}-{p['dtype']}{seg}"
+
+
+#: the family's parameter space (both renderings: all of it)
+SPACE = Listed(_points, label)
+SIZE = {"f32": 4, "f64": 8, "i32": 4}
+
+
+def work(p: Params) -> dict:
+    """``metadata.work``: every timed call reads ``x`` (and ``flags``) and writes ``out``; float
+    additions count one flop per element."""
+    rows, cols = PERF[p["layout"]]
+    n = rows * cols
+    size = SIZE[p["dtype"]]
+    float_add = p["op"] == "add" and p["dtype"] != "i32"
+    return {"flops": CALLS * n if float_add else 0,
+            "bytes": CALLS * n * (2 * size + (4 if p["segmented"] else 0)),
+            "dtype": {"f32": "fp32", "f64": "fp64", "i32": "int32"}[p["dtype"]]}  # fmt: skip
+
+
+def cpp_cases(p: Params) -> Cases:
+    kinds = KIND_CASES[p["op"]]
+    perf = dict(zip(SIZES, PERF[p["layout"]], strict=True))
+    return Cases(tests(SHAPES[p["layout"]], SIZES, kinds), perf, CALLS, "uniform")
+
+
+def py_cases(p: Params) -> Cases:
+    kinds, lay = KIND_CASES[p["op"]], p["layout"]
+    return Cases(
+        tests(SIM_SHAPES[lay], SIZES, kinds, host=(1, 2)),
+        dict(zip(SIZES, PERF[lay], strict=True)),
+        CALLS,
+        "uniform",
+        gpu_tests=tests(GPU_SHAPES[lay], SIZES, kinds, first=len(SIM_SHAPES[lay])),
+        sim_perf=dict(zip(SIZES, SIM_PERF[lay], strict=True)),
+    )
 
 
 def fn(p: Params) -> str:

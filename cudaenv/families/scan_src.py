@@ -1,12 +1,12 @@
 """CUDA sources of the scan family: the reference (tiles of 1024 elements, 4 per thread, scanned
 with warp shuffles; every row by one block with a carry, or one long array by
-reduce-then-scan over tile sums), the naive baseline and the host reference."""
+reduce-then-scan over tile sums), the naive baseline and the mutants' bugs."""
 
 from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Params
-from cudaenv.families.scan_ops import RTOL, fn
+from cudaenv.families.scan_ops import fn
 
 
 def signature(p: Params, ct: cpp.CType) -> str:
@@ -227,37 +227,3 @@ __global__ void naive(const T* x, {flags}T* out, int rows, int cols) {{
     naive<<<(rows_ + 127) / 128, 128>>>(x, {fargs}out, rows_, cols_);
 }}
 """
-
-
-def host_ref(p: Params, ct: cpp.CType) -> str:
-    integer = ct.key == "i32"
-    acc = {"f32": "float", "f64": "double", "i32": "int"}[ct.key]
-    r = 0.0 if integer or p["op"] != "add" else RTOL[acc]
-    ident = {"add": "0.0", "max": "-INFINITY", "min": "INFINITY"}[p["op"]]
-    if integer:
-        ident = {"add": "0.0", "max": "(double)INT_MIN", "min": "(double)INT_MAX"}[p["op"]]
-    step = {"add": "run + v", "max": "fmax(run, v)", "min": "fmin(run, v)"}[p["op"]]
-    head = "(c == 0 || flags[o] != 0)" if p["segmented"] else "(c == 0)"
-    flags = "const int* flags, " if p["segmented"] else ""
-    res = ("run", "mag") if p["kind"] == "inclusive" else ("before", "mag_before")
-    code = f"""#include <climits>
-
-// {p["kind"]} {p["op"]} scan of every row{" within segments" if p["segmented"] else ""}: want
-// exact (double), tol {r!r} * sum |x| over the elements combined (0: exact).
-static void host_scan(const {ct.host}* x, {flags}int rows, int cols, double* want, double* tol) {{
-    for (int r = 0; r < rows; ++r) {{
-        double run = {ident}, mag = 0.0;
-        for (int c = 0; c < cols; ++c) {{
-            const size_t o = (size_t)r * cols + c;
-            const double v = (double)x[o];
-            const bool head = {head};
-            const double before = head ? {ident} : run, mag_before = head ? 0.0 : mag;
-            run = head ? v : {step};
-            mag = (head ? 0.0 : mag) + fabs(v);
-            want[o] = {res[0]};
-            tol[o] = {r!r} * {res[1]};
-        }}
-    }}
-}}
-"""
-    return cpp.host_ref_header(f"{p['kind']} {p['op']} scan", code, half=False)

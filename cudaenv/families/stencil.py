@@ -4,28 +4,25 @@ float math. The reference stages a tile and its halo in shared memory."""
 
 from __future__ import annotations
 
-import random
-
-from cudaenv.families import cpp, cpp_harness
+from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
+from cudaenv.families.checks import check_files
+from cudaenv.families.runners import Arg, Io, cpp_runner
 from cudaenv.families.stencil_ops import (
+    CALLS,
     PERF_1D,
     PERF_2D,
-    SHAPES_1D,
-    SHAPES_2D,
+    SPACE,
     WRONG_BOUNDARY,
     boundary_text,
-    check,
+    cpp_cases,
     difficulty,
-    draw,
-    n_taps,
+    sizes_of,
     taps,
     taps_text,
     tolerance_text,
+    work,
 )
-
-DTYPES = ("f32", "f64", "f16")
-CALLS = 5
 
 
 def fn(p: Params) -> str:
@@ -228,60 +225,10 @@ __global__ void naive(const T* x, T* y, int rows, int cols) {{
     )
 
 
-def host_ref(p: Params, ct: cpp.CType) -> str:
-    u = 2.0**-53 if ct.key == "f64" else 2.0**-24
-    t = n_taps(p["dim"], p["shape"], p["radius"])
-    hb = bidx(p["boundary"], "host_index").replace("__device__ __forceinline__", "static inline")
-    half = " + fabs(s) * 0x1p-11 + 0x1p-25" if ct.key == "f16" else ""
-    if p["dim"] == 1:
-        terms = "\n".join(
-            f"            {{ const int k = host_index(i + ({b}), n); const double v = k < 0 ? 0.0 : {ct.host_value('x[k]')}; s += {w!r} * v; m += {abs(w)!r} * fabs(v); }}"
-            for _, b, w in taps(p)
-        )
-        loops = "for (int i = 0; i < n; ++i) {\n            const size_t o = (size_t)i;"
-        sig = "int n"
-    else:
-        terms = "\n".join(
-            f"            {{ const int rr = host_index(r + ({a}), rows), cc = host_index(c + ({b}), cols);\n"
-            f"              const double v = (rr < 0 || cc < 0) ? 0.0 : {ct.host_value('x[(size_t)rr * cols + cc]')};\n"
-            f"              s += {w!r} * v; m += {abs(w)!r} * fabs(v); }}"
-            for a, b, w in taps(p)
-        )
-        loops = ("for (int r = 0; r < rows; ++r)\n        for (int c = 0; c < cols; ++c) {\n"
-                 "            const size_t o = (size_t)r * cols + c;")  # fmt: skip
-        sig = "int rows, int cols"
-    code = f"""
-// boundary: {p["boundary"]}
-{hb}
-// y = {taps_text(p)}: want in double, tol {2 * t} u sum |w x| (u of the compute type).
-static void host_stencil(const {ct.host}* x, {sig}, double* want, double* tol) {{
-    const double U = {u!r};
-    {loops}
-            double s = 0.0, m = 0.0;
-{terms}
-            want[o] = s;
-            tol[o] = {2 * t}.0 * U * m{half} + 1e-300;
-        }}
-}}
-"""
-    return cpp.host_ref_header(f"{p['dim']}-D stencil", code, half=ct.key == "f16")
-
-
-def harness_spec(p: Params, ct: cpp.CType) -> cpp_harness.Spec:
-    shown = "(double)host_h2f({})" if ct.key == "f16" else ""
-    one = p["dim"] == 1
-    size = "(size_t)n" if one else "(size_t)rows * cols"
-    dims = "n" if one else "rows, cols"
-    return cpp_harness.Spec(
-        vars=["n"] if one else ["rows", "cols"],
-        cases=[(f"case{i}", list(s), 0) for i, s in enumerate(SHAPES_1D if one else SHAPES_2D)],
-        inputs=[cpp_harness.Arr("x", ct.host, ct.dev, size, ct.host_store("rng.uni(-2.0, 2.0)"))],
-        outputs=[cpp_harness.Arr("y", ct.host, ct.dev, size, shown=shown)],
-        call=f"{fn(p)}(@x@, @y@, {dims})",
-        host_call=f"host_stencil(@x@, {dims}, @want_y@, @tol_y@)",
-        perf=list(PERF_1D if one else PERF_2D),
-        calls=CALLS,
-    )
+def io(p: Params) -> Io:
+    dims = ", ".join(sizes_of(p))
+    args = (Arg("x", p["dtype"]), Arg("y", p["dtype"], "out"))
+    return Io(fn(p), args, sizes_of(p), f"{fn(p)}(@x@, @y@, {dims})")
 
 
 def prompt(p: Params, ct: cpp.CType) -> str:
@@ -321,41 +268,27 @@ class Stencil(Family):
     slug = "sten"
     problem_type = "cuda_cpp"
     group = "cuda-kernels"
-
-    def draw(self, rng: random.Random) -> Params:
-        return draw(rng, DTYPES)
-
-    def check(self, params: Params) -> Params:
-        return check(self.name, params, DTYPES)
-
-    def label(self, p: Params) -> str:
-        shape = "" if p["dim"] == 1 else f"-{p['shape']}"
-        return f"{p['dim']}d{shape}-r{p['radius']}-{p['boundary']}-{p['dtype']}"
+    params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = cpp.CTYPES[p["dtype"]]
-        n = PERF_1D[0] if p["dim"] == 1 else PERF_2D[0] * PERF_2D[1]
-        t = n_taps(p["dim"], p["shape"], p["radius"])
         inc = [ct.include]
+        cases = cpp_cases(p)
         return Parts(
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(
                 signature(p, ct), f"y = {taps_text(p)}; boundary {p['boundary']}.", includes=inc)},
-            tests={
-                "test/test_main.cu": cpp.harness(
-                    task_id=task_id, family=self.name, summary=f"{p['dim']}-D stencil",
-                    header=f"{fn(p)}.h", includes=inc, body=cpp_harness.body(harness_spec(p, ct))),
-                "test/host_ref.h": host_ref(p, ct),
-            },
+            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
+                                                task_id=task_id, family=self.name)},
+            checks=check_files(module="stencil", params=p, rendering="cpp", cases=cases,
+                               task_id=task_id, family=self.name),
             solution={"solution.cu": reference(p, ct)},
             baseline={"solution.cu": baseline(p, ct)},
             difficulty=difficulty(p),  # type: ignore[arg-type]
             tags=["stencil", f"stencil-{p['dim']}d", p["boundary"], p["dtype"], "shared-memory"],
-            work={"flops": CALLS * n * (2 * t - 1), "bytes": CALLS * 2 * n * ct.size,
-                  "dtype": "fp64" if ct.key == "f64" else "fp32"},
+            work=work(p, ct.size),
             forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": {"shape": list(PERF_1D if p["dim"] == 1 else PERF_2D),
-                                            "R": CALLS}},
+            extra_metadata={"bench_sizes": cases.bench_sizes()},
         )  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:

@@ -2,10 +2,10 @@
 
 Questions are built from what a family publishes: its parameter space (``draw``/``check``),
 the problem it renders for a parameter set (the prompt, with the interface written in it, and
-the reference solution file) and the mutants it declares (name, kind, description, source).
-Nothing else of a family is read, so when the families change shape (one parameter space and
-one reference semantics per family, C++ and Python renderings of each) this module is the one
-to change; every other module of :mod:`cudaenv.questions` sees only the types below.
+the reference solution file), the mutants it declares (name, kind, description, source) and
+its reference semantics (the NumPy module its checkers run, one per family for both
+renderings). Nothing else of a family is read, so when the families change shape this module
+is the one to change; every other module of :mod:`cudaenv.questions` sees only what it gives.
 """
 
 from __future__ import annotations
@@ -196,6 +196,28 @@ def _mutants(family: str, canon: str) -> tuple[Variant, ...]:
     return tuple(out)
 
 
+def reference_semantics(base: str) -> Any:
+    """The family's reference semantics: the NumPy module every generated problem's checker
+    runs (``cudaenv/families/refs/<family>.py``), one for both renderings of a family."""
+    import importlib
+
+    if base not in _REFS:
+        raise SpecError(f"no reference semantics for {base!r}", field="family")
+    return importlib.import_module(f"cudaenv.families.refs.{_REFS[base]}")
+
+
+_REFS = {
+    "reduce-axis": "reduce_axis",
+    "elementwise": "elementwise",
+    "rownorm": "rownorm",
+    "permute": "permute",
+    "stencil": "stencil",
+    "scan": "scan",
+    "matmul": "matmul",
+    "indexing": "indexing",
+}
+
+
 def swapped_expression(tree: Any) -> Any:
     """The expression of the elementwise families' "operator" mutant (the root swapped)."""
     from cudaenv.families.expr import swap_root
@@ -262,6 +284,7 @@ __all__ = [
     "generator_version",
     "language_of",
     "parse_interface",
+    "reference_semantics",
     "render",
     "space",
     "swapped_expression",

@@ -1,11 +1,12 @@
 """The host reference semantics of each family, in NumPy: what a correct call writes to its
 output, for a :class:`~cudaenv.questions.cases.Case`.
 
-Written from what each problem's prompt states (not from any kernel), in float64 where the
-values are exact, and checked to be exact in the type the kernel computes in and the type it
-stores: :class:`NotExact` otherwise, so a question never asks for a rounded value. This is one
-of the two independent paths the tests compare; the other runs the family's own kernels (the
-numba-cuda simulator for the Python renderings, a GPU for the C++ ones).
+The values are the families' own reference semantics (``adapter.reference_semantics``: the
+NumPy module every generated problem's checker runs, written from what the prompt states, not
+from any kernel), in float64, here checked to be exact in the type the kernel computes in and
+the type it stores: :class:`NotExact` otherwise, so a question never asks for a rounded value.
+This is one of the two independent paths the tests compare; the other runs the family's own
+kernels (the numba-cuda simulator for the Python renderings, a GPU for the C++ ones).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cudaenv.questions.adapter import Rendered
+from cudaenv.questions.adapter import Rendered, reference_semantics
 from cudaenv.questions.cases import Case, dtype_of
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -50,27 +51,21 @@ def _compute_type(r: Rendered) -> str:
 def _reduce(r: Rendered, case: Case) -> np.ndarray:
     p = r.params
     x = case.arrays["x"].astype(np.float64)
-    if "ld" in case.scalars:
-        x = x[:, : case.scalars["cols"]]  # the padding is never read
+    cols = case.scalars["cols"] if "ld" in case.scalars else x.shape[-1]
+    want, _ = reference_semantics("reduce-axis").reduce(p, x, cols)  # first index on ties
+    x = x[..., :cols]  # the padding is never read
     axis = {"row": 1, "col": 0, "mid": 1}[p["axis"]]
     op = p["op"]
-    if op in ("argmax", "argmin"):  # the first extreme index on ties, as NumPy's
-        return (np.argmax if op == "argmax" else np.argmin)(x, axis=axis).astype(np.int32)
+    if op in ("argmax", "argmin"):
+        return want.astype(np.int32)
     if op in ("sum", "mean"):
         s = x.sum(axis=axis)
         exact_in(s, _compute_type(r))
-        v = s / x.shape[axis] if op == "mean" else s
         if op == "mean" and not all(dyadic(t, x.shape[axis]) for t in s.reshape(-1)):
             raise NotExact("a mean is not exact")
-    elif op == "norm2":
-        s = (x * x).sum(axis=axis)
-        v = np.sqrt(s)
-        if not np.array_equal(v * v, s):
-            raise NotExact("the norm is not exact")
-    else:
-        base = np.abs(x) if op == "absmax" else x
-        v = base.min(axis=axis) if op == "min" else base.max(axis=axis)
-    return exact_in(v, dtype_of(r, case.output))
+    elif op == "norm2" and not np.array_equal(want * want, (x * x).sum(axis=axis)):
+        raise NotExact("the norm is not exact")
+    return exact_in(want, dtype_of(r, case.output))
 
 
 # ---------------------------------------------------------------- elementwise
@@ -108,7 +103,8 @@ def _elementwise(r: Rendered, case: Case) -> np.ndarray:
     for i, b in enumerate(p["bcast"]):
         v = case.arrays[f"x{i}"].astype(np.float64)
         env[f"x{i}"] = v.reshape(-1, 1) if b == "col" else v
-    exact = np.broadcast_to(evaluate(p["expr"], env, "float64"), out.shape)
+    value, _ = reference_semantics("elementwise").bound(p["expr"], env, 0.0)
+    exact = np.broadcast_to(value, out.shape)
     comp = np.broadcast_to(evaluate(p["expr"], env, _compute_type(r)), out.shape)
     if not np.array_equal(comp.astype(np.float64), exact):
         raise NotExact("the expression rounds in the compute type")
@@ -116,109 +112,67 @@ def _elementwise(r: Rendered, case: Case) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- scan
-def _scan_line(
-    x: np.ndarray, heads: np.ndarray, op: str, inclusive: bool, ident: float
-) -> np.ndarray:
-    fn = {"add": lambda a, b: a + b, "max": max, "min": min}[op]
-    out = np.empty(len(x), dtype=np.float64)
-    run = ident
-    for i, v in enumerate(x):
-        if heads[i]:
-            run = ident
-        before = run
-        run = v if heads[i] else fn(run, v)
-        out[i] = run if inclusive else before
-    return out
-
-
 def _scan(r: Rendered, case: Case) -> np.ndarray:
     p = r.params
-    x = case.arrays["x"].astype(np.float64)
-    integer = dtype_of(r, "x") == "int32"
-    ident = {"add": 0.0, "max": float(INT_MIN) if integer else -np.inf,
-             "min": float(INT_MAX) if integer else np.inf}[p["op"]]  # fmt: skip
+    x = case.arrays["x"]
     flags = [a for k, a in case.arrays.items() if k not in ("x", case.output)]
     lines = x.reshape(1, -1) if p["layout"] == "1d" else x
-    fl = flags[0].reshape(lines.shape) if flags else np.zeros(lines.shape, dtype=np.int32)
-    out = np.empty(lines.shape)
-    for i, line in enumerate(lines):
-        heads = fl[i] != 0
-        if len(heads):
-            heads[0] = True
-        out[i] = _scan_line(line, heads, p["op"], p["kind"] == "inclusive", ident)
-    return exact_in(out.reshape(x.shape), dtype_of(r, case.output))
+    sizes = {"rows": lines.shape[0], "cols": lines.shape[1]}
+    arrays = {"x": x} | ({"flags": flags[0].reshape(x.shape)} if flags else {})
+    ((want, _),) = reference_semantics("scan").expected(p, sizes, arrays).values()
+    return exact_in(np.reshape(want, x.shape), dtype_of(r, case.output))
 
 
 # ---------------------------------------------------------------- stencil
 def stencil_taps(p: dict[str, Any]) -> list[tuple[int, int, float]]:
     """(row offset, column offset, weight) of every tap, in the order the prompt lists them."""
-    r = p["radius"]
-    if p["dim"] == 1:
-        offs = [(0, k) for k in range(-r, r + 1)]
-    elif p["shape"] == "box":
-        offs = [(a, b) for a in range(-r, r + 1) for b in range(-r, r + 1)]
-    else:
-        offs = sorted([(0, 0)] + [(a, 0) for a in range(-r, r + 1) if a]
-                      + [(0, b) for b in range(-r, r + 1) if b])  # fmt: skip
-    return [(a, b, w) for (a, b), w in zip(offs, p["weights"], strict=True)]
+    return reference_semantics("stencil").taps(p)
 
 
 def boundary_index(j: int, n: int, mode: str) -> int | None:
     """Where index ``j`` of an axis of length ``n`` reads (None: the zero boundary's 0)."""
-    if 0 <= j < n:
-        return j
-    if mode == "zero":
-        return None
-    if mode == "clamp":
-        return 0 if j < 0 else n - 1
-    if mode == "wrap":
-        return j % n
-    if n == 1:  # mirror, period 2n - 2
-        return 0
-    m = j % (2 * n - 2)
-    return m if m < n else 2 * n - 2 - m
+    k = int(reference_semantics("stencil").index(np.array(j), n, mode))
+    return None if k < 0 else k
 
 
 def stencil(x: np.ndarray, taps: list[tuple[int, int, float]], mode: str) -> np.ndarray:
+    """``sum w * x[boundary(r + a), boundary(c + b)]`` over the taps, in float64."""
+    index = reference_semantics("stencil").index
     x2 = x.reshape(1, -1) if x.ndim == 1 else x
     rows, cols = x2.shape
+    r_idx, c_idx = np.arange(rows)[:, None], np.arange(cols)[None, :]
     y = np.zeros(x2.shape)
-    for r in range(rows):
-        for c in range(cols):
-            acc = 0.0
-            for a, b, w in taps:
-                rr, cc = boundary_index(r + a, rows, mode), boundary_index(c + b, cols, mode)
-                acc += 0.0 if rr is None or cc is None else w * x2[rr, cc]
-            y[r, c] = acc
+    for a, b, w in taps:
+        rr, cc = index(r_idx + a, rows, mode), index(c_idx + b, cols, mode)
+        y += np.where((rr < 0) | (cc < 0), 0.0, w * x2[np.maximum(rr, 0), np.maximum(cc, 0)])
     return y.reshape(x.shape)
 
 
 def _stencil(r: Rendered, case: Case) -> np.ndarray:
-    y = stencil(case.arrays["x"].astype(np.float64), stencil_taps(r.params), r.params["boundary"])
+    x = case.arrays["x"]
+    sizes = {"n": x.size} if x.ndim == 1 else {"rows": x.shape[0], "cols": x.shape[1]}
+    ((y, _),) = reference_semantics("stencil").expected(r.params, sizes, {"x": x}).values()
     exact_in(y, _compute_type(r))
     return exact_in(y, dtype_of(r, case.output))
 
 
 # ---------------------------------------------------------------- permute, matmul, indexing
 def _permute(r: Rendered, case: Case) -> np.ndarray:
-    return case.arrays["x"].transpose(r.params["perm"]).copy()
+    x = case.arrays["x"]
+    sizes = {f"d{k}": n for k, n in enumerate(x.shape)}
+    ((y, _),) = reference_semantics("permute").expected(r.params, sizes, {"x": x}).values()
+    return y
 
 
 def _matmul(r: Rendered, case: Case) -> np.ndarray:
     p = r.params
-    a, b = case.arrays["A"].astype(np.float64), case.arrays["B"].astype(np.float64)
-    c = (a.T if p["trans_a"] else a) @ (b.T if p["trans_b"] else b)
-    epi = p["epilogue"]
-    if epi in ("bias", "bias_relu"):
-        c = c + case.arrays["bias"].astype(np.float64)
-        if epi == "bias_relu":
-            c = np.maximum(c, 0.0)
-    elif epi == "residual":
-        c = c + case.arrays["D"]
-    elif epi == "scale_residual":
-        c = 0.5 * c - 1.5 * case.arrays["D"].astype(np.float64)
-    elif epi != "none":
-        raise NotExact(f"the {epi} epilogue is not exact")
+    if p["epilogue"] == "bias_gelu":
+        raise NotExact("the bias_gelu epilogue is not exact")
+    a = case.arrays["A"]
+    m, k = a.shape[::-1] if p["trans_a"] else a.shape
+    sizes = {"M": m, "N": case.arrays["C"].shape[1], "K": k}
+    arrays = {name: arr for name, arr in case.arrays.items() if name != "C"}
+    ((c, _),) = reference_semantics("matmul").expected(p, sizes, arrays).values()
     exact_in(c, _compute_type(r) if r.params["dtype"] != "f64" else "float64")
     return exact_in(c, dtype_of(r, "C"))
 
@@ -235,23 +189,14 @@ def histogram_bins(x: np.ndarray, bins: int, policy: str) -> list[int | None]:
 
 def _indexing(r: Rendered, case: Case) -> np.ndarray:
     p = r.params
-    dtype = dtype_of(r, case.output)
+    arrays = {k: a for k, a in case.arrays.items() if k != case.output or p["op"] == "scatter_add"}
+    sizes = {"n": arrays["idx"].size if "idx" in arrays else arrays["x"].size}
+    if p["op"] != "histogram":  # the table's rows (gather) or the output's (scatter-add)
+        sizes["rows"] = (arrays["table"] if p["op"] == "gather" else arrays["out"]).shape[0]
+    ((want, _),) = reference_semantics("indexing").expected(p, sizes, arrays).values()
     if p["op"] == "gather":
-        return case.arrays["table"][case.arrays["idx"]].copy()
-    if p["op"] == "scatter_add":
-        out = case.arrays["out"].astype(np.float64)
-        w = case.arrays.get("w")
-        for i, k in enumerate(case.arrays["idx"]):
-            out[k] += case.arrays["x"][i].astype(np.float64) * (
-                float(w[i]) if w is not None else 1.0
-            )
-        return exact_in(out, dtype)
-    hist = np.zeros(p["width"])
-    w = case.arrays.get("w")
-    for i, b in enumerate(histogram_bins(case.arrays["x"], p["width"], p["policy"])):
-        if b is not None:
-            hist[b] += float(w[i]) if w is not None else 1.0
-    return exact_in(hist, dtype)
+        return np.asarray(want).copy()
+    return exact_in(want, dtype_of(r, case.output))
 
 
 _EXPECTED: dict[str, Callable[[Rendered, Case], np.ndarray]] = {

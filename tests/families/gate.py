@@ -1,8 +1,8 @@
 """The release gate of one generated problem, shared by the CI sample and the slow whole-set
 test: the grader's validate (reference and baseline build and, where this machine can run
 them, pass; the NOP fails) and, for numba problems, every mutant really run and rejected by the
-harness. cuda_cpp problems the grader does not validate are compiled with nvcc directly (one
-nvcc for the harness, the reference and the baseline; the NOP, the harness alone, must not
+checker. cuda_cpp problems the grader does not validate are compiled with nvcc directly (one
+nvcc for the runner, the reference and the baseline; the NOP, the runner alone, must not
 link). The grader's validate grades a generated problem's mutants itself where its tests run
 (numba: on the simulator)."""
 
@@ -27,8 +27,8 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def compile_directly(problem: Problem, workdir: Path) -> None:
-    """nvcc the harness, the reference and the baseline as the build command would (same
-    flags), link both solutions, and check that the harness without a solution does not."""
+    """nvcc the runner, the reference and the baseline as the build command would (same
+    flags), link both solutions, and check that the runner without a solution does not."""
     assert shutil.which("nvcc"), "nvcc is not installed"
     _write(workdir, {f.path: f.content for f in problem.context_files + problem.test_files})
     assert problem.solution and problem.baseline_solution
@@ -52,7 +52,7 @@ def compile_directly(problem: Problem, workdir: Path) -> None:
     nop = subprocess.run(
         ["nvcc", "-o", "nop.out", *objs], cwd=workdir, capture_output=True, text=True
     )
-    assert nop.returncode != 0, "the harness links without a solution"
+    assert nop.returncode != 0, "the runner links without a solution"
 
 
 def gate(problem: Problem, workdir: Path, *, grader: bool) -> None:
@@ -74,21 +74,24 @@ def gate(problem: Problem, workdir: Path, *, grader: bool) -> None:
 
 
 def check_emulated(problem: Problem, workdir: Path) -> None:
-    """The reference and the baseline pass their harness on the CPU (tests/families/cuemu);
-    every deterministic mutant fails it."""
+    """The reference and the baseline pass their checker on the CPU (tests/families/cuemu: the
+    checker draws the inputs, the runner built with the solution writes the outputs, the
+    checker decides); every deterministic mutant fails it, rejected by the checker."""
     files = {f.path: f.content for f in problem.context_files + problem.test_files}
     sources = ["solution.cu", *[f.path for f in problem.test_files if f.path.endswith(".cu")]]
+    checked = emulate.Checked(problem, workdir / "check")
     assert problem.solution and problem.baseline_solution
     runs = [("reference", problem.solution.files), ("baseline", problem.baseline_solution.files)]
     for name, sol in runs:
         binary = emulate.build(
             {**files, **{f.path: f.content for f in sol}}, workdir / name, sources=sources
         )
-        run = emulate.run(binary)
-        assert run.passed, (problem.task_id, name, run.output[-2000:])
+        run = checked.run(binary)
+        assert run.passed, (problem.task_id, name, run.output[-2000:], run.report)
     for m in mutants(problem):
         if not m.deterministic:
             continue
         binary = emulate.build({**files, **m.files}, workdir / m.name, sources=sources)
-        run = emulate.run(binary)
-        assert not run.passed and "FAIL" in run.output, (problem.task_id, m.name, run.output[-800:])
+        run = checked.run(binary)
+        assert run.rc == 0 and run.report["failures"], (problem.task_id, m.name, run.output[-800:])
+        assert not run.passed

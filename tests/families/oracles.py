@@ -1,7 +1,8 @@
-"""NumPy oracles for the cuda_cpp families' host references, written here independently of the
-families: per family, inputs for a few shapes and a check of the host reference's ``want``
-(against NumPy in float64) and ``tol`` (it must admit a straightforward lower-precision
-evaluation, NumPy in float32 or float16, so the harness never rejects a correct solution)."""
+"""NumPy oracles for the families' reference semantics (``cudaenv/families/refs/``), written here
+independently of the families: per family, inputs for a few shapes (in a storage of their own:
+half as its bits) and a check of the reference's ``want`` (against NumPy in float64) and
+``tol`` (it must admit a straightforward lower-precision evaluation, NumPy in float32 or
+float16, so a checker never rejects a correct solution)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,11 @@
-"""Build a generated cuda_cpp problem's harness with a solution on the CPU (cuemu.h) and run it.
+"""Build a generated cuda_cpp problem's runner with a solution on the CPU (cuemu.h) and run it
+the way the grader runs a split harness: the checker draws the inputs, the runner writes the
+outputs, the checker decides.
 
 Only for the tests: kernel launches ``k<<<grid, block>>>(args)`` are rewritten into
 ``CUEMU_LAUNCH(k, grid, block, args)``; everything else compiles as C++17 with g++ against the
-stand-in CUDA headers beside this file.
+stand-in CUDA headers beside this file, with ``__CUDACC__`` defined so that
+``cudaenv_runner.h`` brings its device helpers (DeviceArray, sync, ranges) on the stand-ins.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import platform
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from cudaenv.problems.model import Problem
+from tests.grading.split_harness import CheckerDir
+
 HERE = Path(__file__).resolve().parent
-TOKEN = "cuemu-token-5b1d"
+IO = ".cudaenv-io"
 
 
 def available() -> str | None:
@@ -107,15 +113,19 @@ def _dynamic_shared(m: re.Match[str]) -> str:
 
 @dataclass
 class Run:
+    """One run of a runner under its checker: the runner's exit status and output, and the
+    checker's decision (``report``: passed, cases, failures)."""
+
     rc: int
     output: str
+    report: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
-        return self.rc == 0 and f"CUDAENV_COMPLETE {TOKEN}" in self.output
+        return self.rc == 0 and bool(self.report.get("passed"))
 
 
-FLAGS = ["-std=c++17", "-O1", "-w", "-x", "c++"]
+FLAGS = ["-std=c++17", "-O1", "-w", "-D__CUDACC__", "-x", "c++"]
 
 
 def _cache() -> Path:
@@ -161,7 +171,8 @@ def build(
 
 
 def run(binary: Path, *args: str, timeout: float = 600) -> Run:
-    env = {**os.environ, "CUDAENV_COMPLETION_TOKEN": TOKEN, "CUDAENV_BENCH_SEED": "12345"}
+    """The binary in its folder (a split runner reads its IO folder there); no checker."""
+    env = {**os.environ, "CUDAENV_IO": IO}
     try:
         done = subprocess.run(
             [str(binary), *args], cwd=binary.parent, env=env, capture_output=True, text=True,
@@ -170,3 +181,26 @@ def run(binary: Path, *args: str, timeout: float = 600) -> Run:
     except subprocess.TimeoutExpired:
         return Run(124, "timed out")
     return Run(done.returncode, done.stdout + done.stderr)
+
+
+class Checked:
+    """A problem's checker in its own folder: ``gen`` once per (stage, seed), then any number
+    of runners judged on those inputs, as the grader does per run."""
+
+    def __init__(self, problem: Problem, root: Path) -> None:
+        self.checker = CheckerDir(problem, root)
+        self.inputs: dict[tuple[str, int], Path] = {}
+
+    def run(self, binary: Path, stage: str = "test", seed: int = 20261202) -> Run:
+        key = (stage, seed)
+        if key not in self.inputs:
+            self.inputs[key] = self.checker.gen(stage, seed)
+        io = binary.parent / IO
+        shutil.rmtree(io, ignore_errors=True)
+        shutil.copytree(self.inputs[key], io / "in")
+        (io / "out").mkdir()
+        done = run(binary, *(["--perf"] if stage == "perf" else []))
+        if done.rc != 0:
+            return done
+        report = self.checker.verify(stage, seed, self.inputs[key], io / "out")
+        return Run(done.rc, done.output, report)
