@@ -9,14 +9,17 @@ tell its perf case by name).
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from cudaenv.problems.model import Problem
+from cudaenv.problems.model import Problem, SourceFile
 from tests.grading.split_harness import CheckerDir, cases
 
 Outputs = dict[str, np.ndarray | str]  # an output array, or the text of "error.txt"
@@ -113,3 +116,33 @@ class Checked:
             name = failure.split(":", 1)[0]
             found[name.split(".", 1)[1]].append(failure.split(": ", 1)[1])
         return found
+
+
+def run_python(
+    problem: Problem,
+    solution: list[SourceFile],
+    run: Checked,
+    work: Path,
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """A cuda_python problem's runner (its stage's command) on numba-cuda's simulator, in a
+    workspace of its test files and ``solution`` with the run's inputs laid as the grader lays
+    them; the runner's process and the checker's decision on what it wrote."""
+    for f in [*problem.test_files, *solution]:
+        (work / f.path).parent.mkdir(parents=True, exist_ok=True)
+        (work / f.path).write_text(f.content)
+    io = work / ".cudaenv-io"
+    shutil.rmtree(io, ignore_errors=True)
+    shutil.copytree(run.folder, io / "in")
+    command = problem.benchmark_command if run.stage == "perf" else problem.test_command
+    assert command is not None and command.split()[0] == "python"
+    full = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "CUDAENV_IO": ".cudaenv-io", **(env or {})}
+    ran = subprocess.run(
+        [sys.executable, *command.split()[1:]],
+        cwd=work,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return ran, run.box.verify(run.stage, run.seed, run.folder, io / "out")

@@ -16,9 +16,6 @@ reference's benchmark run (runner ``--perf``) passes the perf checker.
 from __future__ import annotations
 
 import itertools
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +25,15 @@ import pytest
 
 import cudaenv
 from cudaenv.problems import load_suite
-from cudaenv.problems.model import Problem, Solution, SourceFile
-from tests.grading.split_answers import Checked, Inputs, Mutation, Outputs, poison
+from cudaenv.problems.model import Solution, SourceFile
+from tests.grading.split_answers import (
+    Checked,
+    Inputs,
+    Mutation,
+    Outputs,
+    poison,
+    run_python,
+)
 
 pytest.importorskip("numba")
 
@@ -435,26 +439,6 @@ def _nothing(task_id: str) -> Solution:
     return Solution(task_id=task_id, files=[SourceFile(path="solution.py", content=text)])
 
 
-def _perf_run(problem: Problem, solution: Solution, root: Path) -> dict:
-    """The benchmark stage by hand: the checker's perf inputs, the runner's ``--perf`` on the
-    simulator in a workspace of the test files and the solution, the checker's decision."""
-    run = Checked(problem, root, SEED, stage="perf", env=SIM)
-    work = root / "work"
-    for f in [*problem.test_files, *solution.files]:
-        (work / f.path).parent.mkdir(parents=True, exist_ok=True)
-        (work / f.path).write_text(f.content)
-    io = work / ".cudaenv-io"
-    for rel in [p for p in run.folder.rglob("*") if p.is_file()]:
-        target = io / "in" / rel.relative_to(run.folder)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(rel.read_bytes())
-    env = {**os.environ, **SIM, "CUDAENV_IO": ".cudaenv-io"}
-    command = [sys.executable, *problem.benchmark_command.split()[1:]]  # type: ignore[union-attr]
-    ran = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    return run.box.verify("perf", SEED, run.folder, io / "out")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", sorted(SPECS))
 def test_reference_and_baseline_pass_and_a_do_nothing_solution_fails(
@@ -469,4 +453,6 @@ def test_reference_and_baseline_pass_and_a_do_nothing_solution_fails(
     assert base.passed is True, base.reason
     nothing = cudaenv.grade(problem, _nothing(task_id), test_cache=False)
     assert nothing.passed is False and "wrong outputs" in (nothing.reason or ""), nothing.reason
-    assert _perf_run(problem, problem.solution, tmp_path / "perf")["passed"]
+    perf = Checked(problem, tmp_path / "perf", SEED, stage="perf", env=SIM)
+    ran, report = run_python(problem, problem.solution.files, perf, tmp_path / "work")
+    assert ran.returncode == 0 and report["passed"], ran.stderr[-2000:] + str(report)
