@@ -14,6 +14,11 @@ Per run of the solution (the test run, each sanitizer tool, each benchmark round
 5. ``verify`` in the checker's sandbox compares every output with its own reference;
    :meth:`Checker.judge` makes the stage ``ok`` only if the runner exited 0 and it passed.
 
+The checker's sandbox and the test run's inputs are drawn while the solution builds
+(:meth:`Checker.prefetch`: neither needs a solution file), so only ``verify`` (a Python start
+and the comparison, about 0.2 CPU seconds for a small problem) and the file copies lengthen
+a grading.
+
 Why this closes the completion-token families (a solution that steals the secret, exits 0 from
 a constructor, or interposes ``memcmp`` in the harness): no secret exists in the solution's
 process, and nothing in it decides. The checker's sandbox is a fresh one from the grading
@@ -31,7 +36,9 @@ import json
 import re
 import secrets
 import shlex
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -129,9 +136,30 @@ class Checker:
         self.timeout = max(MIN_CHECKER_TIMEOUT_S, timeout)
         self._box: Sandbox | None = None
         self._runs = 0
+        self._ahead: Future[CheckedRun] | None = None  # a test run drawn during the build
+
+    def prefetch(self, stage: Stage) -> None:
+        """Draw the next ``stage`` run's inputs in the background (the checker's sandbox and
+        ``gen`` need no solution file, so they overlap the solution's build)."""
+        future: Future[CheckedRun] = Future()
+
+        def draw() -> None:
+            try:
+                future.set_result(self._start(stage))
+            except BaseException as exc:  # delivered to start(), or dropped with the grading
+                future.set_exception(exc)
+
+        self._ahead = future
+        threading.Thread(target=draw, name="cudaenv-checker-gen", daemon=True).start()
+
+    def wait(self) -> None:
+        """Let a background draw finish (before the sandboxes close); its errors are dropped."""
+        if self._ahead is not None:
+            wait([self._ahead])
 
     def close(self) -> None:
         """Close the checker's sandbox (closing twice is harmless)."""
+        self.wait()
         box, self._box = self._box, None
         if box is not None:
             box.close()
@@ -161,7 +189,16 @@ class Checker:
         return f"{self.spec.command} {args}"
 
     def start(self, stage: Stage) -> CheckedRun:
-        """A new run: a fresh seed, and the inputs ``gen`` drew from it."""
+        """A new run: a fresh seed, and the inputs ``gen`` drew from it (drawn ahead by
+        :meth:`prefetch` where it was asked for this stage)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            run = ahead.result()  # its CheckerFault, if any, is raised here
+            if run.stage == stage:
+                return run
+        return self._start(stage)
+
+    def _start(self, stage: Stage) -> CheckedRun:
         box = self._sandbox()
         self._runs += 1
         run = CheckedRun(stage, secrets.randbits(63), f"runs/{self._runs}", {})

@@ -174,6 +174,11 @@ class _Grading:
         if self.gpu is not None and not box.gpu_access:  # e.g. a container without --gpus
             self.gpu = None
             v.gpu = None
+        if p.split and (self.gpu is not None or not p.needs_gpu):  # the device is known now
+            self.checker = Checker(p, self.sandbox, self.env, self.timeout)
+            key = self.test_key(box)  # no draw for a test whose outcome is cached
+            if key is None or self.tests is None or self.tests.get(key) is None:
+                self.checker.prefetch("test")  # its sandbox and inputs, during the build
         keep = keep_env(p.build_command, self.env(box))  # nvcc -keep: static_cpp reads it
         build = guarded(
             box, "build", p.build_command or "", self.env(box), lambda: self.build(box, keep)
@@ -194,8 +199,6 @@ class _Grading:
             v.reason = "compiled; GPU stages skipped (no GPU)"
             return v
         self.snapshot = Snapshot.take(box, {f.path for f in self.files.all})
-        if p.split:  # created here: the device (simulator or not) is known now
-            self.checker = Checker(p, self.sandbox, self.env, self.timeout)
         test, tampered = self.run_test(box)
         if self.gpu is None and p.problem_type == "cuda_python":
             test = test.model_copy(
@@ -217,22 +220,28 @@ class _Grading:
             self.run_benchmark(box)
         return v
 
+    def test_key(self, box: Sandbox) -> str | None:
+        """The test outcome's cache key (None: no outcome cache)."""
+        if self.tests is None:
+            return None
+        device = f"{self.gpu.name}/{self.gpu.driver}" if self.gpu else "cpu"
+        extra = str(self.problem.reward_file) + checker_digest(self.problem)
+        toolchain = box.toolchain_id
+        return outcome_key(
+            self.files.all,
+            self.problem.test_command,
+            toolchain=toolchain,
+            device=device,
+            extra=extra,
+        )
+
     def run_test(self, box: Sandbox) -> tuple[StageResult, bool]:
         """The test stage, or its cached outcome for identical inputs on this machine; and
         whether the run left processes or rewrote files (then the verdict failed)."""
         p, v = self.problem, self.verdict
-        key = None
-        if self.tests is not None:
-            device = f"{self.gpu.name}/{self.gpu.driver}" if self.gpu else "cpu"
-            key = outcome_key(
-                self.files.all,
-                p.test_command,
-                toolchain=box.toolchain_id,
-                device=device,
-                extra=str(p.reward_file) + checker_digest(p),
-            )
-            if (hit := self.tests.get(key)) is not None:
-                return hit, False
+        key = self.test_key(box)
+        if key is not None and self.tests is not None and (hit := self.tests.get(key)):
+            return hit, False
         forged: list[str] = []
         runs: list[CheckedRun] = []  # the split run of the last attempt
         rewrote: list[bool] = []
@@ -398,6 +407,8 @@ class _Grading:
         assess(v, p, device.name)  # speed of light, physics floor (a device the table knows)
 
     def close(self) -> None:
+        if self.checker is not None:
+            self.checker.wait()  # a draw still running uses its sandbox
         for box in self.sandboxes:
             with contextlib.suppress(Exception):
                 box.close()
