@@ -31,7 +31,6 @@ SIM = {"NUMBA_ENABLE_CUDASIM": "1"}
 
 # a relu_clip kernel, right (comparisons and selections only) unless FLIP subtracts
 RELU = """\
-import os
 from numba import cuda
 
 
@@ -76,7 +75,8 @@ def test_a_completion_line_from_the_solution_is_flagged_and_decides_nothing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
-    line = 'print("CUDAENV_" + "COMPLETE abc")'
+    # spelled at run time: the static rules refuse the word in the source
+    line = 'print(bytes([67, 85, 68, 65, 69, 78, 86, 95]).decode() + "COMPLETE abc")'
     right = cudaenv.grade(PROBLEM, {"solution.py": relu(log=line)[0].content}, test_cache=False)
     assert any("forged" in s for s in right.suspected_hack), right  # reward 0 whatever passed
     wrong = cudaenv.grade(PROBLEM, {"solution.py": relu("- 1.0", line)[0].content})
@@ -96,7 +96,7 @@ def annotate(name):
         f.write(f"exit {name} {os.getpid()}\\n")
 """
 CALL_LOG = """\
-    import hashlib, numpy
+    import hashlib, numpy, os
     host = x.copy_to_host() if hasattr(x, "copy_to_host") else numpy.asarray(x)
     with open(os.environ["SPY_LOG"], "a") as f:
         f.write(f"call {os.getpid()} {out.shape[0]} {hashlib.sha256(host.tobytes()).hexdigest()}\\n")
@@ -126,7 +126,7 @@ def test_each_call_with_work_is_in_a_call_range_in_the_runners_process(tmp_path:
             depth += 1 if e[0] == "enter" else -1
         else:
             calls += 1
-            inside.append((int(e[3]) > 0, depth == 1))
+            inside.append((int(e[2]) > 0, depth == 1))
     assert calls == 2 * len(run.inputs)  # a host and a device call per case
     assert all(has_work == ranged for has_work, ranged in inside)  # n = 0: no range
 
@@ -139,10 +139,10 @@ def test_the_timed_calls_run_inside_bench_region_on_the_checkers_inputs(tmp_path
     iters = int(perf["iters"])
     # 3 warm-up calls, then the timed calls inside one range
     assert kinds == ["call"] * 3 + ["enter bench_region"] + ["call"] * iters + ["exit bench_region"]
-    seen = {e[4] for e in events if e[0] == "call"}
+    seen = {e[3] for e in events if e[0] == "call"}
     assert seen == {hashlib.sha256(np.ascontiguousarray(perf["x"]).tobytes()).hexdigest()}
     other, _ = _spied(tmp_path / "b", "perf", SEED + 1)
-    assert {e[4] for e in other if e[0] == "call"}.isdisjoint(seen)  # fresh per seed
+    assert {e[3] for e in other if e[0] == "call"}.isdisjoint(seen)  # fresh per seed
 
 
 def test_the_runner_needs_no_child_and_imports_the_adapter_and_the_solution() -> None:
