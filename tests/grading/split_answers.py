@@ -146,3 +146,55 @@ def run_python(
         timeout=600,
     )
     return ran, run.box.verify(run.stage, run.seed, run.folder, io / "out")
+
+
+# --- mutations of a right answer, and the assertion on what each one's failures say ---
+
+
+def scalar(value: object, dtype: object) -> np.ndarray:
+    return np.array(value, dtype=dtype)
+
+
+def setting(name: str, value: object) -> Mutation:
+    def mutate(out: Outputs, _: Inputs) -> None:
+        out[name] = np.array(value, dtype=out[name].dtype).reshape(out[name].shape)  # type: ignore[union-attr]
+
+    return mutate
+
+
+def changing(name: str, change: Callable[[np.ndarray], None]) -> Mutation:
+    def mutate(out: Outputs, _: Inputs) -> None:
+        change(out[name])  # type: ignore[arg-type]
+
+    return mutate
+
+
+def drop(name: str) -> Mutation:
+    def mutate(out: Outputs, _: Inputs) -> None:
+        del out[name]
+
+    return mutate
+
+
+def retype(name: str, dtype: object) -> Mutation:
+    def mutate(out: Outputs, _: Inputs) -> None:
+        out[name] = out[name].astype(dtype)  # type: ignore[union-attr]
+
+    return mutate
+
+
+def judged(
+    run: Checked,
+    answer: Callable[[Inputs], Outputs],
+    plan: list[tuple[str, str, Mutation, str | tuple[str, ...]]],
+) -> None:
+    """Every mutant of the plan fails with exactly the failures the plan says (one string, or
+    a tuple of them in order), nothing else."""
+    found = run.mutants(answer, [(k, c, m) for k, c, m, _ in plan])
+    for kind, _, _, says in plan:
+        want = says if isinstance(says, tuple) else (says,)
+        got = found[kind]
+        assert len(got) == len(want) and all(w in g for w, g in zip(want, got, strict=True)), (
+            kind,
+            got,
+        )

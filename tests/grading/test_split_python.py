@@ -31,7 +31,9 @@ from tests.grading.split_answers import (
     Inputs,
     Mutation,
     Outputs,
+    drop,
     poison,
+    retype,
     run_python,
 )
 
@@ -121,20 +123,6 @@ def unwritten(name: str) -> Mutation:
     def mutate(out: Outputs, _: Inputs) -> None:
         arr = out[name]
         arr.reshape(-1)[-1:] = poison(arr.dtype, 1)  # type: ignore[union-attr]
-
-    return mutate
-
-
-def drop(name: str) -> Mutation:
-    def mutate(out: Outputs, _: Inputs) -> None:
-        del out[name]
-
-    return mutate
-
-
-def retype(name: str, dtype: object) -> Mutation:
-    def mutate(out: Outputs, _: Inputs) -> None:
-        out[name] = out[name].astype(dtype)  # type: ignore[union-attr]
 
     return mutate
 
