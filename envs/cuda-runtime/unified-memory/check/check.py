@@ -71,12 +71,16 @@ def cases(stage, rng):
 
 
 def depths(parent):
-    """Every node's depth by pointer jumping: after round k, d counts the first 2^k links."""
-    n = parent.size
-    nxt = parent.astype(np.int64)
-    d = (nxt != np.arange(n)).astype(np.int64)
-    for _ in range(max(1, (n - 1).bit_length())):
-        d, nxt = d + d[nxt], nxt[nxt]
+    """Every node's depth by pointer jumping: after round k, d counts the first 2^k links
+    (or all of them, once nxt points at the root); done when every nxt is a root."""
+    nxt = parent.astype(np.int32)
+    d = (nxt != np.arange(parent.size, dtype=np.int32)).astype(np.int32)
+    for _ in range(max(1, (parent.size - 1).bit_length())):
+        further = nxt[nxt]
+        if np.array_equal(further, nxt):
+            break
+        d += d[nxt]
+        nxt = further
     return d
 
 
