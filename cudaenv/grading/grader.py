@@ -165,7 +165,7 @@ class _Grading:
         context = [f.path for f in p.context_files]
         if not take(v, self.carried, self.key, STATIC_STAGES) and (
             why := static_stage(
-                v, self.files.solution, refs, forbidden, policy=p.grading_policy, context=context
+                v, self.files.solution, refs, forbidden, policy=p.policy_in_force, context=context
             )
         ):
             return self.fail(why)
@@ -194,7 +194,7 @@ class _Grading:
             return self.fail(why)
 
         # a policy without the simulator runs Python problems' tests on a GPU only (cuTile)
-        if (p.needs_gpu or not p.grading_policy.simulator) and self.gpu is None:
+        if (p.needs_gpu or not p.policy_in_force.simulator) and self.gpu is None:
             v.stages["test"] = StageResult(status="skipped", reason="no GPU")
             v.passed = None
             v.reason = "compiled; GPU stages skipped (no GPU)"

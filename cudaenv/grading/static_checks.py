@@ -109,9 +109,10 @@ def static_stage(
     """Run :func:`analyse` for the grader: record the ``static`` (and, with ``refs``, the
     ``source_refs``) stage and any suspected hack; the failure reason, or None to go on."""
     report = analyse(solution, refs, forbidden=forbidden, policy=policy, context=context)
+    warnings = _warnings(solution, policy, context, set(report.violations))
     verdict.stages["static"] = StageResult(
         status="failed" if report.violations else "ok",
-        output_tail="\n".join(report.violations)[-4000:],
+        output_tail="\n".join([*report.violations, *warnings])[-4000:],
         reason="forbidden constructs in the solution" if report.violations else None,
     )
     if refs is not None:
@@ -128,3 +129,14 @@ def static_stage(
     if not report.refs_ok:
         return verdict.stages["source_refs"].reason or "missing source references"
     return None
+
+
+def _warnings(
+    solution: list[SourceFile], policy: GradingPolicy, context: Iterable[str], seen: set[str]
+) -> list[str]:
+    """What ``policy``'s warn-only checks find (``warning: ...`` lines), beyond ``seen``."""
+    if not policy.warn:
+        return []
+    only = policy.model_copy(update={"checks": policy.warn, "warn": frozenset()})
+    found = analyse(solution, None, policy=only, context=context).violations
+    return [f"warning: {v}" for v in found if v not in seen]

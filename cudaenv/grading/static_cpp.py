@@ -71,7 +71,7 @@ __all__ = [
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-VERSION = "10"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "11"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(
@@ -341,7 +341,7 @@ def apply(
     """Run :func:`check` for the grader: record the ``toolchain`` stage and any suspected hack;
     the failure reason, or None to go on. The problem's grading policy says which checks run;
     a policy with none of them (and a problem that forbids nothing) skips the compile."""
-    policy: GradingPolicy = getattr(problem, "grading_policy", STRICT)
+    policy: GradingPolicy = getattr(problem, "policy_in_force", STRICT)
     forbidden = list(forbidden)
     if not policy.toolchain and not forbidden:
         return None

@@ -346,6 +346,12 @@ class Problem(BaseModel):
         return self.checker is not None
 
     @property
+    def policy_in_force(self) -> GradingPolicy:
+        """The grading policy the grader applies: a split harness's runner decides nothing,
+        so the checks that only guarded the completion token warn there."""
+        return self.grading_policy.for_split_harness() if self.split else self.grading_policy
+
+    @property
     def protected_paths(self) -> frozenset[str]:
         """Paths a solution may never replace in the grading workspace."""
         paths = {f.path for f in (*self.test_files, *self.check_files)}

@@ -46,6 +46,17 @@ Check = Literal[
     "compiler_outputs",  # solution files shaped like the compiler's kept outputs
 ]
 ALL_CHECKS: frozenset[str] = frozenset(get_args(Check))
+#: checks that only kept a solution from deciding a completion-token harness's verdict from
+#: inside its process: ending the test "passed" early (exit spellings) or running its code
+#: before main or after the harness (attributes, .init_array, initialisers). In a split
+#: harness the runner decides nothing (an early exit leaves outputs missing; code before main
+#: cannot read the inputs, the file and process rules still apply), so there they only warn.
+#: What stays failing there enforces the problem's terms or guards the timing: identifiers and
+#: text (files, processes, raw syscalls), the symbol allow-list and shadowing (a C-linkage
+#: definition can interpose the profiler's or the runtime's functions), precision, includes.
+TOKEN_GUARDS: frozenset[str] = frozenset(
+    {"cpp_exit", "cpp_attributes", "init_sections", "pre_main"}
+)
 #: checks that need the toolchain stage (a compile of the solution's own sources)
 TOOLCHAIN_CHECKS: frozenset[str] = frozenset(
     {"preprocessed", "symbols_denied", "symbols_allowlist", "symbols_shadowing",
@@ -70,6 +81,11 @@ class GradingPolicy(BaseModel):
         default=frozenset(),
         description="top-level modules a Python solution may import beyond the fixed list",
     )
+    warn: frozenset[Check] = Field(
+        default=frozenset(),
+        description="checks that run on the source text and only warn (their findings are "
+        "in the static stage's output, never a failure); the toolchain pass skips them",
+    )
     simulator: bool = Field(
         default=True,
         description="a cuda_python problem's tests may run on numba-cuda's simulator without "
@@ -91,6 +107,13 @@ class GradingPolicy(BaseModel):
 
     def has(self, check: str) -> bool:
         return check in self.checks
+
+    def for_split_harness(self) -> GradingPolicy:
+        """This policy for a split harness: the :data:`TOKEN_GUARDS` it has only warn."""
+        moved = self.checks & TOKEN_GUARDS
+        if not moved:
+            return self
+        return self.model_copy(update={"checks": self.checks - moved, "warn": self.warn | moved})
 
 
 STRICT = GradingPolicy(name="strict", checks=ALL_CHECKS)
@@ -137,4 +160,5 @@ def policy_record(policy: GradingPolicy) -> str | dict[str, Any]:
     data = policy.model_dump(mode="json")
     data["checks"] = sorted(data["checks"])
     data["python_modules"] = sorted(data["python_modules"])
+    data["warn"] = sorted(data["warn"])
     return data
