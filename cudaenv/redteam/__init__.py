@@ -10,6 +10,7 @@ from __future__ import annotations
 from cudaenv.redteam.catalog_device import DEVICE_EXPLOITS
 from cudaenv.redteam.catalog_docker import DOCKER_EXPLOITS
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
+from cudaenv.redteam.catalog_linked import LINKED_EXPLOITS
 from cudaenv.redteam.catalog_python import PYTHON_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
 from cudaenv.redteam.catalog_split import SPLIT_EXPLOITS
@@ -44,6 +45,7 @@ EXPLOITS: list[Exploit] = [
     *DEVICE_EXPLOITS,
     *DOCKER_EXPLOITS,
     *SPLIT_EXPLOITS,
+    *LINKED_EXPLOITS,
 ]
 
 
