@@ -33,9 +33,10 @@ LINKED = {
 }
 
 
+@pytest.mark.usefixtures("private_cache", "rules_off")
 @pytest.mark.parametrize("name", list(LINKED))
 def test_a_linked_trick_beats_a_token_harness_and_not_a_split_one(
-    tmp_path: Path, private_cache: None, rules_off: None, name: str
+    tmp_path: Path, name: str
 ) -> None:
     source, compare = LINKED[name]
     token = grade(token_add(tmp_path, compare), "solution.cpp", source)
@@ -45,9 +46,8 @@ def test_a_linked_trick_beats_a_token_harness_and_not_a_split_one(
     assert "wrong outputs: pairs: add(a, b):" in split.reason, split.reason
 
 
-def test_a_unique_memcmp_passes_every_rule_of_a_token_harness(
-    tmp_path: Path, private_cache: None
-) -> None:
+@pytest.mark.usefixtures("private_cache")
+def test_a_unique_memcmp_passes_every_rule_of_a_token_harness(tmp_path: Path) -> None:
     """Every static and toolchain rule on: the nm kind 'u' definition is on no list, so only
     the split design stops it."""
     token = grade(token_add(tmp_path, "memcmp"), "solution.cpp", UNIQUE_MEMCMP)
