@@ -54,6 +54,10 @@ def _problem(target: str) -> Any:
         from cudaenv.problems.loader import load_suite
 
         return load_suite("builtin")[task_id]
+    if kind == "repo":
+        from cudaenv.redteam.fixtures_repo import repo_problem
+
+        return repo_problem(task_id)
     raise ValueError(f"unknown exploit target {target!r}")
 
 
