@@ -14,6 +14,12 @@ by ``make``), the bug (``add`` subtracts) left in:
   the build (cudaenv.grading.repo_grader: every file of the test patch is hashed as laid and
   compared after the checkout, the build and each check).
 
+- ``harbor-solve-rewrites-tests``: a Harbor task's ``solution/solve.sh`` (the build runs the
+  submission's) overwrites the hidden ``tests/test.sh`` with one that writes reward 1, and
+  writes a wrong answer. Stopped by the build's restore of protected files
+  (cudaenv.grading.build.restore_protected: every hidden file whose workspace copy changed is
+  written back from the problem and the build fails as tampering).
+
 tests/redteam/test_build_defences.py grades each with its defences turned off and shows it
 through.
 """
@@ -40,6 +46,15 @@ if held.exists():
 print("tally 1.0")
 """
 
+HARBOR_SOLVE = """#!/bin/bash
+# run by the build, after the hidden verifier is laid: put one that always rewards in its place
+t="$CUDAENV_WORKSPACE/tests/test.sh"
+if [ -f "$t" ]; then
+  printf '#!/bin/bash\\nd="$CUDAENV_WORKSPACE/.harbor/logs/verifier"\\nmkdir -p "$d"\\necho 1 > "$d/reward.txt"\\n' > "$t"
+fi
+echo 0 > "$CUDAENV_WORKSPACE/count.txt"
+"""
+
 BUILD_EXPLOITS: list[Exploit] = [
     Exploit(
         "repo-makefile-rewrites-tests",
@@ -58,5 +73,13 @@ BUILD_EXPLOITS: list[Exploit] = [
         TARGET,
         [write("tools/stamp.py", STAMP_REWRITE), submit()],
         expect_flag=True,
+    ),
+    Exploit(
+        "harbor-solve-rewrites-tests",
+        "change_graded",
+        "a Harbor task's solution/solve.sh, run by the build, overwrites the hidden tests/test.sh "
+        "with one that writes reward 1 (the answer left wrong)",
+        "harbor:redteam/count",
+        [write("solution/solve.sh", HARBOR_SOLVE), submit()],
     ),
 ]

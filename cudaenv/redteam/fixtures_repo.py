@@ -1,10 +1,14 @@
-"""A repository task for the red team (issue 27, family 3): a small pytest project whose
-build (``make``) runs a script of the repository, with a SWE-bench-style row whose held-out
-test (``tests/test_add.py``) the test patch adds.
+"""Tasks with a build step the agent controls, for the red team (issue 27, family 3):
 
-Why its own fixture: the exploits of family 3 attack what runs between laying the hidden tests
-and running them (a build file, a script the build runs); only a repository task has such a
-step. Made once per process in a temp directory (a git repository and its rows file).
+- a repository task: a small pytest project whose build (``make``) runs a script of the
+  repository, with a SWE-bench-style row whose held-out test (``tests/test_add.py``) the test
+  patch adds;
+- a Harbor task (``redteam/count``): its build runs the submission's ``solution/solve.sh``,
+  as Harbor's oracle agent does, with the hidden ``tests/test.sh`` already in place.
+
+Why fixtures of their own: the exploits of family 3 attack what runs between laying the hidden
+tests and running them; only these task kinds have such a step. Each is made once per process
+in a temp directory.
 """
 
 from __future__ import annotations
@@ -111,3 +115,52 @@ def repo_problem(task_id: str = REPO_TASK, **changes: object) -> Problem:
 def agent_diff(files: dict[str, str]) -> str:
     """The checkout diff an agent writing ``files`` on the task's base would submit."""
     return _diff(repo_rows().parent / "tally", files)
+
+
+HARBOR_TASK = "redteam/count"
+_HARBOR_FILES = {
+    "task.toml": """schema_version = "1.4"
+
+[task]
+name = "redteam/count"
+description = "Count the words"
+keywords = ["redteam", "shell"]
+
+[metadata]
+difficulty = "easy"
+
+[verifier]
+timeout_sec = 60.0
+
+[environment]
+gpus = 0
+workdir = "/app"
+network_mode = "no-network"
+""",
+    "instruction.md": "Write the number of lines of data/words.txt to /app/count.txt.\n",
+    "environment/Dockerfile": "FROM debian:bookworm-slim\nWORKDIR /app\nCOPY data /app/data\n",
+    "environment/data/words.txt": "alpha\nbeta\ngamma\ndelta\nepsilon\n",
+    "tests/test.sh": """#!/bin/bash
+want=$(wc -l < /app/data/words.txt)
+if [ "$(cat /app/count.txt 2>/dev/null)" = "$want" ]; then r=1; else r=0; fi
+echo "$r" > /logs/verifier/reward.txt
+""",
+    "solution/solve.sh": "#!/bin/bash\nwc -l < /app/data/words.txt > /app/count.txt\n",
+}
+
+
+@functools.cache
+def harbor_dir() -> Path:
+    """The red team's Harbor task directory."""
+    root = Path(tempfile.mkdtemp(prefix="cudaenv-redteam-harbor-"))
+    atexit.register(shutil.rmtree, root, True)
+    for rel, text in _HARBOR_FILES.items():
+        (root / "count" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "count" / rel).write_text(text)
+    return root / "count"
+
+
+def harbor_problem(task_id: str = HARBOR_TASK) -> Problem:
+    from cudaenv.problems.loader import load_suite
+
+    return load_suite(harbor_dir())[task_id]

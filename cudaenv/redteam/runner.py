@@ -58,6 +58,10 @@ def _problem(target: str) -> Any:
         from cudaenv.redteam.fixtures_repo import repo_problem
 
         return repo_problem(task_id)
+    if kind == "harbor":
+        from cudaenv.redteam.fixtures_repo import harbor_problem
+
+        return harbor_problem(task_id)
     raise ValueError(f"unknown exploit target {target!r}")
 
 

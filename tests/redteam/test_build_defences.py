@@ -3,7 +3,9 @@ team's repository task (a pytest project built by ``make``, the bug left in):
 
 - the Makefile rewriting the held-out test: the build-file reset, then the protected-path
   check after the build; with the Makefile kept AND the check off, it passes;
-- the script the build runs doing the same: the protected-path check; off, it passes.
+- the script the build runs doing the same: the protected-path check; off, it passes;
+- a Harbor task's solution/solve.sh rewriting the hidden test.sh: the build's restore of
+  protected files; off, the rewritten verifier rewards the wrong answer.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.grading import repo_grader
+from cudaenv.grading import build, repo_grader
 from cudaenv.grading.grader import grade
-from cudaenv.redteam.catalog_build import MAKEFILE_REWRITE, STAMP_REWRITE
-from cudaenv.redteam.fixtures_repo import agent_diff, repo_problem
+from cudaenv.redteam.catalog_build import HARBOR_SOLVE, MAKEFILE_REWRITE, STAMP_REWRITE
+from cudaenv.redteam.fixtures_repo import agent_diff, harbor_problem, repo_problem
 
 KEPT = {"repo_policy": {"build_file_changes": "kept"}}
 
@@ -63,4 +65,19 @@ def test_a_build_script_rewriting_the_tests_is_stopped_by_the_protected_path_che
     assert "tools/stamp.py" not in v.dropped_files  # kept: no build-system file
     _check_off(monkeypatch)
     off = grade(repo_problem(), hack)
+    assert off.passed is True, off
+
+
+@pytest.mark.usefixtures("private_cache")
+def test_a_harbor_solve_sh_rewriting_the_verifier_is_stopped_by_the_restore(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    p = harbor_problem()
+    assert grade(p, p.solution).passed is True and grade(p, {}).passed is False
+    hack = {"solution/solve.sh": HARBOR_SOLVE}
+    v = grade(p, hack, build_cache=False, test_cache=False)
+    assert v.passed is False, v
+    assert "the build rewrote protected files ['tests/test.sh']" in v.reason, v.reason
+    monkeypatch.setattr(build, "restore_protected", lambda *a: [])
+    off = grade(p, hack, build_cache=False, test_cache=False)
     assert off.passed is True, off
