@@ -8,6 +8,7 @@ what each class covers; the defenses name, in comments, the class they stop.
 from __future__ import annotations
 
 from cudaenv.redteam.catalog_build import BUILD_EXPLOITS
+from cudaenv.redteam.catalog_checked import CHECKED_EXPLOITS
 from cudaenv.redteam.catalog_device import DEVICE_EXPLOITS
 from cudaenv.redteam.catalog_docker import DOCKER_EXPLOITS
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
@@ -48,6 +49,7 @@ EXPLOITS: list[Exploit] = [
     *SPLIT_EXPLOITS,
     *LINKED_EXPLOITS,
     *BUILD_EXPLOITS,
+    *CHECKED_EXPLOITS,
 ]
 
 
