@@ -52,7 +52,8 @@ class Exploit:
 
     ``target`` is ``fixture:<id>`` (CPU problems from :mod:`cudaenv.redteam.fixtures`),
     ``builtin:<id>`` (the bundled suite), ``repo:<id>`` or ``harbor:<id>`` (the repository and
-    Harbor tasks of :mod:`cudaenv.redteam.fixtures_repo`). ``evidence`` finds success that is not a reward
+    Harbor tasks of :mod:`cudaenv.redteam.fixtures_repo`) or ``generated:<family>`` (the first
+    problem the generator makes of that family). ``evidence`` finds success that is not a reward
     (a leak seen in an observation, state that survived an episode); ``xfail`` maps a sandbox
     backend to the known gap that lets the exploit through there. ``backends`` names the
     sandbox backends the exploit means anything on (None: every one). ``pooled`` maps a backend

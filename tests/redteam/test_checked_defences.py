@@ -4,6 +4,8 @@
   computed on the host plus a do-nothing kernel. Only the profiler's judgement of each call
   (cudaenv.grading.gpu_work, on a GPU) stops it: where no profiler watches (numba-cuda's
   simulator, the defence off) it passes; on a GPU it fails as work not on the GPU.
+- ``generated-py-guessed-seed``: a generated Python problem's answers worked out offline for
+  seed 99; fresh seeds fail it, the seed fixed at the guess (the defence off) passes it.
 - The generated matmul benchmark's outputs: every other entry of every timed call wrong. The
   checker compares a sample it draws after the run from the run's seed and fails it; the same
   checker with the old fixed stride put back (every 4096th entry, the defence off) passes it.
@@ -17,8 +19,16 @@ import numpy as np
 import pytest
 
 import cudaenv
+from cudaenv.grading import checker as checker_module
 from cudaenv.problems import load_suite
-from cudaenv.redteam.catalog_checked import HOST_OPERATORS
+from cudaenv.redteam.catalog_checked import (
+    GENERATED_TARGET,
+    GUESSED_SEED,
+    GUESSED_SOLUTION,
+    HOST_OPERATORS,
+    guessed_answers,
+)
+from cudaenv.redteam.runner import target_problem
 from cudaenv.toolkit import has_gpu
 from tests.families.test_checkers import Answered
 
@@ -63,3 +73,20 @@ def test_matmul_outputs_right_only_on_a_fixed_stride_fail_a_drawn_sample(tmp_pat
     family_check.write_text(text.replace(drawn.strip(), FIXED_STRIDE))
     off = run.verify(out)
     assert off["passed"], off["failures"]
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh-seed", "guessed-seed"])
+def test_generated_answers_for_a_guessed_seed_fail_on_fresh_seeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: bool
+) -> None:
+    """The generated problem's answers worked out offline at seed 99: a fresh seed per run
+    fails them; with the checker's seed fixed at the guess (the defence off) they pass."""
+    monkeypatch.setenv("CUDAENV_CACHE_DIR", str(tmp_path / "cache"))
+    problem = target_problem(GENERATED_TARGET)
+    source = GUESSED_SOLUTION.format(table=repr(guessed_answers(problem)))
+    if not fresh:
+        monkeypatch.setattr(checker_module.secrets, "randbits", lambda bits: GUESSED_SEED)
+    v = cudaenv.grade(problem, {"solution.py": source}, test_cache=False)
+    assert v.passed is not fresh, v
+    if fresh:
+        assert "wrong outputs" in v.reason, v.reason
