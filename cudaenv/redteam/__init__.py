@@ -7,9 +7,12 @@ what each class covers; the defenses name, in comments, the class they stop.
 
 from __future__ import annotations
 
+from cudaenv.redteam.catalog_build import BUILD_EXPLOITS
+from cudaenv.redteam.catalog_checked import CHECKED_EXPLOITS
 from cudaenv.redteam.catalog_device import DEVICE_EXPLOITS
 from cudaenv.redteam.catalog_docker import DOCKER_EXPLOITS
 from cudaenv.redteam.catalog_exhaust import EXHAUST_EXPLOITS, LIBRARY_EXPLOITS, SPEED_EXPLOITS
+from cudaenv.redteam.catalog_linked import LINKED_EXPLOITS
 from cudaenv.redteam.catalog_python import PYTHON_EXPLOITS
 from cudaenv.redteam.catalog_read import ESCAPE_EXPLOITS, READ_EXPLOITS
 from cudaenv.redteam.catalog_split import SPLIT_EXPLOITS
@@ -44,6 +47,9 @@ EXPLOITS: list[Exploit] = [
     *DEVICE_EXPLOITS,
     *DOCKER_EXPLOITS,
     *SPLIT_EXPLOITS,
+    *LINKED_EXPLOITS,
+    *BUILD_EXPLOITS,
+    *CHECKED_EXPLOITS,
 ]
 
 

@@ -4,6 +4,10 @@
   kernel multiplying in half runs faster on tensor-core-era GPUs and can stay within a
   tolerance written for rounding noise. Stopped before any test by the device-code rule
   (:mod:`cudaenv.grading.device_code`: the PTX holds ``.f16`` where the work is fp32).
+- **Reduced precision behind padding**: the same half-precision products placed after 500
+  instantiations of an empty kernel template, so a reader of the first few hundred PTX lines
+  (the device-code report once kept the first 400 filtered lines) never reaches them. Stopped
+  by the same rule, which reads every matching line of the whole PTX file.
 - **Work shrunk inside a captured CUDA graph**: graph-capture's solution replays a tenth of the
   iterations when it sees the benchmark's sizes. Stopped by the benchmark checking every timed
   call's output against fresh seeded inputs (needs a GPU to run at all).
@@ -31,6 +35,33 @@ void sgemm(int M, int N, int K, const float* A, const float* B, float* C) {
     sgemm_half<<<grid, block>>>(M, N, K, A, B, C);
 }
 """
+
+# 500 empty kernels first (each an `.entry` line in the PTX), the half-precision one after them
+PADDED_HALF_SGEMM = (
+    """#include "sgemm.h"
+#include <cuda_fp16.h>
+
+template <int Tag>
+__global__ void warm_slot() {}
+"""
+    + "".join(f"template __global__ void warm_slot<{k}>();\n" for k in range(500))
+    + """
+__global__ void tile_products(int M, int N, int K, const float* A, const float* B, float* C) {
+    int row = blockIdx.y * 8 + threadIdx.y, col = blockIdx.x * 32 + threadIdx.x;
+    if (row >= M || col >= N) return;
+    float sum = 0.0f;
+    for (int k = 0; k < K; ++k) {  // each product rounded through half
+        __half p = __hmul(__float2half(A[row * K + k]), __float2half(B[k * N + col]));
+        sum += __half2float(p);
+    }
+    C[row * N + col] = sum;
+}
+
+void sgemm(int M, int N, int K, const float* A, const float* B, float* C) {
+    tile_products<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8)>>>(M, N, K, A, B, C);
+}
+"""
+)
 
 GRAPH_SHRINK = """#include "graph_relax.h"
 
@@ -75,6 +106,16 @@ DEVICE_EXPLOITS: list[Exploit] = [
         "sgemm-tiled's products in half precision (the prompt fixes single precision)",
         "builtin:sgemm-tiled",
         [write("solution.cu", HALF_SGEMM), submit()],
+        mode="optimize",
+        expect_flag=True,
+    ),
+    Exploit(
+        "precision-half-behind-padding",
+        "speed",
+        "sgemm-tiled's products in half precision, the kernel after 500 empty kernel "
+        "instantiations (a bounded PTX read never reaches it)",
+        "builtin:sgemm-tiled",
+        [write("solution.cu", PADDED_HALF_SGEMM), submit()],
         mode="optimize",
         expect_flag=True,
     ),

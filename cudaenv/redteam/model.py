@@ -50,8 +50,10 @@ Steps = Sequence[Action] | Callable[[ExploitContext], Iterable[Action]]
 class Exploit:
     """One dishonest agent.
 
-    ``target`` is ``fixture:<id>`` (CPU problems from :mod:`cudaenv.redteam.fixtures`) or
-    ``builtin:<id>`` (the bundled suite). ``evidence`` finds success that is not a reward
+    ``target`` is ``fixture:<id>`` (CPU problems from :mod:`cudaenv.redteam.fixtures`),
+    ``builtin:<id>`` (the bundled suite), ``repo:<id>`` or ``harbor:<id>`` (the repository and
+    Harbor tasks of :mod:`cudaenv.redteam.fixtures_repo`) or ``generated:<family>`` (the first
+    problem the generator makes of that family). ``evidence`` finds success that is not a reward
     (a leak seen in an observation, state that survived an episode); ``xfail`` maps a sandbox
     backend to the known gap that lets the exploit through there. ``backends`` names the
     sandbox backends the exploit means anything on (None: every one). ``pooled`` maps a backend

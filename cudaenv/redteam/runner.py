@@ -46,7 +46,8 @@ AGENT_SANDBOX_OPTIONS: dict[str, Callable[[str], dict[str, Any]]] = {
 }
 
 
-def _problem(target: str) -> Any:
+def target_problem(target: str) -> Any:
+    """The problem an exploit's ``target`` names (see :class:`Exploit`)."""
     kind, _, task_id = target.partition(":")
     if kind == "fixture":
         return fixture_suite().problem(task_id)
@@ -54,6 +55,18 @@ def _problem(target: str) -> Any:
         from cudaenv.problems.loader import load_suite
 
         return load_suite("builtin")[task_id]
+    if kind == "repo":
+        from cudaenv.redteam.fixtures_repo import repo_problem
+
+        return repo_problem(task_id)
+    if kind == "generated":  # the first problem the generator makes of a family
+        from cudaenv.families.generate import generate
+
+        return generate([task_id], count=1)[0]
+    if kind == "harbor":
+        from cudaenv.redteam.fixtures_repo import harbor_problem
+
+        return harbor_problem(task_id)
     raise ValueError(f"unknown exploit target {target!r}")
 
 
@@ -144,7 +157,7 @@ def run_exploit(
     from cudaenv.env.core import CudaEnv
     from cudaenv.grading import ccache
 
-    problem = _problem(exploit.target)
+    problem = target_problem(exploit.target)
     suite = fixture_suite()
     service = LoopbackService(suite.canary_line)
     limits = SandboxLimits(**exploit.sandbox_limits) if exploit.sandbox_limits else None
@@ -207,7 +220,7 @@ def honest_reward(exploit: Exploit) -> float:
     """What the reference solution earns on the exploit's problem and mode (the speed bar)."""
     from cudaenv.env.core import CudaEnv
 
-    problem = _problem(exploit.target)
+    problem = target_problem(exploit.target)
     assert problem.solution is not None
     env = CudaEnv(problem, mode=exploit.mode, max_steps=len(problem.solution.files) + 2)
     try:

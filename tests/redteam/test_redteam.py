@@ -84,5 +84,8 @@ def test_catalog_shape() -> None:
     by_class: dict[str, int] = {}
     for e in EXPLOITS:
         by_class[e.cls] = by_class.get(e.cls, 0) + 1
-        assert e.target.split(":")[0] in ("fixture", "builtin") and e.description
+        assert (
+            e.target.split(":")[0] in ("fixture", "builtin", "repo", "harbor", "generated")
+            and e.description
+        )
     assert all(n >= 2 for n in by_class.values()) and len(by_class) == 7
