@@ -58,7 +58,11 @@ _FN = (
     '  for s in $(nm -S "$o/x.o" | awk \'NF==4 && $4 ~ /^_GLOBAL__sub_I_|'
     '__static_initialization_and_destruction_/ {print $4 "@" $1 "@" $2}\'); do',
     '    n=${s%%@*}; r=${s#*@}; echo "@@FN $n ${r%@*} ${r#*@}" >> "$R"',
-    '    objdump -dr --no-show-raw-insn --disassemble="$n" "$o/x.o"'
+    # only the initialiser's own section: objdump walks every section otherwise (minutes on
+    # a cuDNN-frontend object of 20,000 sections), and another section's relocations at the
+    # same offsets are not the initialiser's
+    '    sec=$(objdump -t "$o/x.o" | awk -v n="$n" \'$NF == n {print $(NF-2); exit}\')',
+    '    objdump -dr --no-show-raw-insn ${sec:+-j "$sec"} --disassemble="$n" "$o/x.o"'
     ' | grep -E \'R_[A-Z0-9_]+|call|jmp\' | tee -a "$o/fn" >> "$R"',
     "  done",
     # the demangled names of what the object references and what its initialisers call
