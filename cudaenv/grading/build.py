@@ -77,13 +77,17 @@ def prepare(
         if rewritten := restore_protected(sandbox, problem, files):
             # a solution-controlled build step (a Harbor task's solve.sh) rewrote hidden tests:
             # they are written back from the problem, and the build is not kept
-            why = f"tampering: the build rewrote protected files {rewritten[:5]}"
+            why = f"{BUILD_TAMPERED} {rewritten[:5]}"
             return stage.model_copy(update={"status": "failed", "reason": why})
         if stage.status == "failed" and (why := gap(sandbox, env, stage.output_tail, problem)):
             raise StageInfrastructureFault(why)  # a library the problem needs is not here
         if cache is not None:
             cache.put(key, stage, sandbox, {f.path for f in files})
     return stage
+
+
+#: the start of a build's failure reason when it rewrote protected files (a suspected hack)
+BUILD_TAMPERED = "tampering: the build rewrote protected files"
 
 
 def restore_protected(sandbox: Sandbox, problem: Problem, files: list[SourceFile]) -> list[str]:

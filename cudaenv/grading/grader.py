@@ -19,7 +19,13 @@ from typing import Any
 
 from cudaenv.errors import CudaEnvError
 from cudaenv.grading import post_test
-from cudaenv.grading.build import SandboxFactory, grading_env, prepare, sandbox_factory
+from cudaenv.grading.build import (
+    BUILD_TAMPERED,
+    SandboxFactory,
+    grading_env,
+    prepare,
+    sandbox_factory,
+)
 from cudaenv.grading.build_cache import BuildCache
 from cudaenv.grading.carried import STATIC_STAGES, TOOLCHAIN_STAGES, CarriedChecks, checks_key, take
 from cudaenv.grading.checker import CheckedRun, Checker, Stage, checker_digest, imitations
@@ -184,6 +190,8 @@ class _Grading:
             box, "build", p.build_command or "", self.env(box), lambda: self.build(box, keep)
         )
         v.stages["build"] = build
+        if (build.reason or "").startswith(BUILD_TAMPERED):  # change_graded, from the build
+            v.suspected_hack.append(build.reason or "")
         v.compiled = build.status in ("ok", "skipped")
         if not v.compiled:
             return self.fail(f"build {build.status}: {build.reason}")

@@ -78,6 +78,7 @@ def test_a_harbor_solve_sh_rewriting_the_verifier_is_stopped_by_the_restore(
     v = grade(p, hack, build_cache=False, test_cache=False)
     assert v.passed is False, v
     assert "the build rewrote protected files ['tests/test.sh']" in v.reason, v.reason
+    assert v.suspected_hack == [v.reason.removeprefix("build failed: ")], v.suspected_hack
     monkeypatch.setattr(build, "restore_protected", lambda *a: [])
     off = grade(p, hack, build_cache=False, test_cache=False)
     assert off.passed is True, off
