@@ -407,7 +407,8 @@ def object_violations(
     for sym, kind in sorted(defined.items()):
         if "symbols_shadowing" not in checks:
             break
-        if kind not in "TWDBRVGSi" or sym in allowed:
+        # u: a GNU unique global (asm `@gnu_unique_object`) interposes like any global
+        if kind not in "TWDBRVGSiu" or sym in allowed:
             continue
         if not sym.startswith("_Z") and (
             sym in SHADOWED_NAMES or sym in FORBIDDEN_SYMBOLS or _SHADOW_PREFIX.match(sym)

@@ -47,10 +47,13 @@ def test_a_linked_trick_beats_a_token_harness_and_not_a_split_one(
 
 
 @pytest.mark.usefixtures("private_cache")
-def test_a_unique_memcmp_passes_every_rule_of_a_token_harness(tmp_path: Path) -> None:
-    """Every static and toolchain rule on: the nm kind 'u' definition is on no list, so only
-    the split design stops it."""
+def test_a_unique_memcmp_is_stopped_by_the_shadow_rule_and_by_the_split_design(
+    tmp_path: Path,
+) -> None:
+    """Every static and toolchain rule on, a token harness: the shadow rule reads the nm kind
+    'u' definition (the harnesses cudaenv does not own keep their token); the split harness
+    stops it with the rules off (test_split_defences' rules_off)."""
     token = grade(token_add(tmp_path, "memcmp"), "solution.cpp", UNIQUE_MEMCMP)
-    assert token.passed is True and token.suspected_hack == [], token
+    assert token.passed is False and any("'memcmp'" in s for s in token.suspected_hack), token
     split = grade(fixture_suite().problem("cpu-add"), "solution.cpp", UNIQUE_MEMCMP)
     assert split.passed is False and split.failure == "agent", split
