@@ -6,7 +6,8 @@ behavioural verdict beside its figures (the speedup bench's leftover row), that 
 Benches that need Docker are marked ``docker``; those that need a GPU skip without one. The
 ComputeEval-corpus benches run on a corpus built from our own fixtures
 (``tests/data/computeeval_groups``, written as a ComputeEval release by
-``tests/grading/computeeval_fixtures.py``); the repository benches on our own CMake rows
+``tests/grading/computeeval_fixtures.py``; ComputeEval's own evaluator only where
+``COMPUTE_EVAL_PYTHON`` is set); the repository benches on our own CMake rows
 (``tests/grading/repo_fixtures.py``). ``bench_harbor.py`` is smoked in
 ``tests/interop/test_bench_harbor_smoke.py`` (it needs that directory's harbor fixture)."""
 
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cudaenv.toolkit import has_gpu
-from tests.grading.computeeval_fixtures import FIXTURES, write_pack
+from tests.grading.computeeval_fixtures import record, task_dirs, write_pack
 from tests.grading.repo_fixtures import cmake_repo, write_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,9 +151,8 @@ def test_gpu_gate_runs_a_stage_to_its_report(tmp_path: Path) -> None:
 
 # ---- the ComputeEval-corpus benches, on a release made of our own fixtures -------------------
 
-# the groups whose fixture compiles quickly here (the cudnn fixture's frontend headers take
-# minutes to compile; bench_policy_checks still reads its record)
-QUICK_GROUPS = "cuda-runtime,cutile,mathlibs"
+# every fixture group but cudnn, whose frontend headers take minutes to compile here
+QUICK = [d for d in task_dirs() if "cudnn" not in d.name]
 
 
 @pytest.fixture
@@ -160,7 +160,7 @@ def fixture_release(tmp_path: Path) -> Path:
     """A checkout laid out as NVIDIA/compute-eval's, its release our own fixtures."""
     checkout = tmp_path / "checkout"
     (checkout / "data" / "releases").mkdir(parents=True)
-    write_pack(checkout / "data" / "releases" / "fixtures-problems.tar.gz")
+    write_pack(checkout / "data" / "releases" / "fixtures-problems.tar.gz", QUICK)
     return checkout
 
 
@@ -168,20 +168,20 @@ def test_computeeval_corpus_then_policy_checks(tmp_path: Path, fixture_release: 
     out_dir = tmp_path / "packs"
     out = run_bench(tmp_path, "computeeval_corpus.py", str(fixture_release),
                     "--release", "fixtures", "--out", str(out_dir), "--per-group", "1")  # fmt: skip
-    groups = {d.name.split("-")[0] for d in FIXTURES.iterdir() if d.is_dir()}
+    groups = {record(d)["group"] for d in QUICK}
     assert re.search(rf"^{len(groups)} problems \(", out, re.M), out
     problems = out_dir / "fixtures-problems.tar.gz"
     baselines = out_dir / "fixtures-baselines-solutions.tar.gz"
     assert problems.is_file() and baselines.is_file()
     assert (out_dir / "fixtures-empty-solutions.tar.gz").is_file()
     out = run_bench(tmp_path, "bench_policy_checks.py", str(problems), str(baselines),
-                    "--workers", "1", "--groups", QUICK_GROUPS,
+                    "--workers", "1",
                     "--out", str(tmp_path / "checks.jsonl"))  # fmt: skip
     # the final table: a row per group, then "all"; known-good solutions, so none rejected
     all_row = re.search(r"^all\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$", out, re.M)
     assert all_row, out
     samples, _clean, rejected, _no_compile, _infra = map(int, all_row.groups())
-    assert samples == len(QUICK_GROUPS.split(",")) and rejected == 0, out
+    assert samples == len(groups) and rejected == 0, out
 
 
 def test_computeeval_baselines_pack_grade_report(tmp_path: Path, fixture_release: Path) -> None:
@@ -204,20 +204,20 @@ def test_computeeval_baselines_pack_grade_report(tmp_path: Path, fixture_release
     assert re.search(r"cuda-runtime", out) and re.search(r"cutile", out), out
 
 
-@pytest.mark.skipif(
-    not os.environ.get("COMPUTE_EVAL_PYTHON"),
-    reason="needs ComputeEval's own evaluator: set COMPUTE_EVAL_PYTHON to the python of a venv "
-    "with nvidia-compute-eval installed (CI has none; its numpy pin conflicts with ours)",
-)
 def test_computeeval_agreement_on_fixtures(tmp_path: Path, fixture_release: Path) -> None:
+    """cudaenv's side always; ComputeEval's own evaluator only where ``COMPUTE_EVAL_PYTHON``
+    names a venv with nvidia-compute-eval (CI has none: its numpy pin conflicts with ours)."""
     out_dir = tmp_path / "packs"
     run_bench(tmp_path, "computeeval_corpus.py", str(fixture_release),
               "--release", "fixtures", "--out", str(out_dir), "--per-group", "1")  # fmt: skip
+    ce = os.environ.get("COMPUTE_EVAL_PYTHON")
     out = run_bench(tmp_path, "bench_computeeval_agreement.py",
                     str(out_dir / "fixtures-problems.tar.gz"),
                     str(out_dir / "fixtures-baselines-solutions.tar.gz"),
-                    "--release", "fixtures", "--workers", "1", timeout_s=600)  # fmt: skip
-    assert re.search(r"agree", out), out
+                    "--release", "fixtures", "--workers", "1",
+                    *(["--ce-python", ce] if ce else []), timeout_s=600)  # fmt: skip
+    assert re.search(r"^cudaenv: \d+ samples", out, re.M), out
+    assert ("per group" in out) if ce else ("ComputeEval not run" in out), out
 
 
 # ---- the repository benches, on our own CMake rows ---------------------------------------
@@ -225,7 +225,7 @@ def test_computeeval_agreement_on_fixtures(tmp_path: Path, fixture_release: Path
 
 @pytest.fixture
 def repo_rows(tmp_path: Path) -> Path:
-    _repo, rows = cmake_repo(tmp_path / "repo")
+    _repo, rows = cmake_repo(tmp_path)  # the rows find their clone beside tasks.jsonl
     return write_rows(tmp_path / "tasks.jsonl", *rows)
 
 
