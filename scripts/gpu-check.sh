@@ -29,14 +29,14 @@
 #              compute-sanitizer --tool racecheck; what agreed goes to
 #              $OUT/questions_gpu_checked.json (copy it to cudaenv/questions/data/
 #              gpu_checked.json: those C++ mutant questions then ship as verified) (cap 40 s)
-#   agreement  bench/bench_computeeval_agreement.py: cudaenv's verdicts on a ComputeEval
-#              corpus staged in $GATE_CE_DIR (default .ce-stage/: problems.tar.gz and
-#              solutions.tar.gz, carried as an ignored path; the device has no network and
-#              ComputeEval's data is never committed), else on our own fixtures
-#              (tests/data/computeeval_groups, their baselines: the library groups on a GPU);
-#              ComputeEval's own evaluator only where COMPUTE_EVAL_PYTHON names a venv with
-#              nvidia-compute-eval on the device (none unless staged: then the stage says
-#              "not run" for the comparison)                                      (cap 30 s)
+#   agreement  bench/bench_computeeval_agreement.py: cudaenv's verdicts beside ComputeEval's
+#              own evaluator, on a corpus staged in $GATE_CE_DIR (default .ce-stage/:
+#              problems.tar.gz and solutions.tar.gz, carried as an ignored path; the device
+#              has no network and ComputeEval's data is never committed), else on our own
+#              fixtures (tests/data/computeeval_groups). CONDITIONAL: it runs only where
+#              COMPUTE_EVAL_PYTHON names a venv with nvidia-compute-eval on the device (none
+#              unless staged); otherwise the stage reports SKIPPED with that reason (the
+#              library groups' GPU tests still run in gpu_tests)                  (cap 30 s)
 # Each part's results land under $OUT as it finishes: gate/<stage>.jsonl (a line per item;
 # families: gate/families-gpu-gate.jsonl), gate.json (rewritten after every stage),
 # gate/gpu_tests.txt, gate/redteam.txt, gate/agreement.txt, gate/families.txt,

@@ -123,3 +123,18 @@ def test_gate_tables_show_each_stage_and_its_rows(tmp_path: Path, capsys) -> Non
     assert re.search(r"^validate +ok +3\.0 s", out, re.M)
     assert re.search(r"^agreement +FAILED", out, re.M)
     assert re.search(r"^fused-axpby +True +1\.5 +0\.6123", out, re.M), out
+
+
+def test_agreement_stage_is_skipped_with_its_reason_without_computeeval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gpu_gate_extra
+
+    monkeypatch.delenv("COMPUTE_EVAL_PYTHON", raising=False)
+    gate = _gate().Gate(tmp_path, 60)
+    gpu_gate_extra.stage_agreement(gate, 30)
+    summary = json.loads((tmp_path / "gate.json").read_text())["agreement"]
+    assert summary["ok"] is True and "COMPUTE_EVAL_PYTHON" in summary["skipped"]
