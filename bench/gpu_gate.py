@@ -8,6 +8,8 @@ Stages (``--stages``, default all, in this order):
 - ``validate``: ``validate_problem`` on every bundled problem through ``grade`` (reference
   passes, NOP fails, reference not slower than baseline; the baseline-only pass writes the
   cache) plus, for every timed reference, SOL fraction <= 1 and no physics-floor trip;
+- ``redteam``: ``cudaenv redteam``, every exploit's reward with the GPU stages live
+  (``bench/gpu_gate_extra.py``);
 - ``optimize``: five references graded in optimize mode with the profiler: speedup, SOL, and
   the grader's L2 flush before every timed sample (``Timing.l2_flush_bytes`` >= 2 x L2);
 - ``sanitizer``: memcheck passes five references and fails two broken solutions (each reads
@@ -17,8 +19,6 @@ Stages (``--stages``, default all, in this order):
   (``tests/families/test_gpu_gate.py``) on a sample of ``--families-sample`` (default 2) of
   its seeded 100, no problem started past the stage's cap; its rows land in
   ``DIR/gate/families-gpu-gate.jsonl`` as each problem finishes.
-- ``redteam``: ``cudaenv redteam``, every exploit's reward with the GPU stages live
-  (``bench/gpu_gate_extra.py``);
 - ``questions``: ``scripts/questions_gpu.py``, the reasoning questions' check: a sample of C++
   exec-output kernels run and compared with the stored answers, the C++ race items under
   racecheck; rows in ``DIR/gate/questions.jsonl``, what agreed in
