@@ -3,8 +3,10 @@ time budget, with results written as each part finishes.
 
 Stages (``--stages``, default all, in this order):
 
-- ``gpu_tests``: the gpu-marked tests (profiler, grader benchmark and sanitizer, NOP on a GPU,
-  the four speed exploits through real episodes, CUDA in the local sandbox, NVML readings);
+- ``gpu_tests``: the gpu-marked tests (``GPU_TESTS``, in order: the split harness's runner and
+  trusted checker, the ComputeEval library groups, profiler, grader benchmark and sanitizer,
+  NOP on a GPU, the speed exploits through real episodes, CUDA in the local sandbox, NVML
+  readings);
 - ``validate``: ``validate_problem`` on every bundled problem through ``grade`` (reference
   passes, NOP fails, reference not slower than baseline; the baseline-only pass writes the
   cache) plus, for every timed reference, SOL fraction <= 1 and no physics-floor trip;
