@@ -188,9 +188,10 @@ def overhead(sim: Sim, n: int) -> dict[str, Any]:
             raw()
         extra: list[float] = []
         floor: list[float] = []
-        for _ in range(n // 20):
-            extra += _round_trips(staged, 20)
-            floor += _round_trips(raw, 20)
+        batch = max(1, min(20, n))  # alternating batches; fewer than 20 stages: one batch
+        for _ in range(max(1, n // batch)):
+            extra += _round_trips(staged, batch)
+            floor += _round_trips(raw, batch)
         start = time.perf_counter()
         ray.get([service.submit(work) for _ in range(n)])
         piped = (time.perf_counter() - start) * 1000 / n

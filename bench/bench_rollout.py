@@ -5,7 +5,7 @@ scales on this machine, what it costs per episode when episodes are trivial, and
 worker holding idle environments weighs. Targets: >= 1.8x with 2 workers, <= 5 ms overhead
 per episode, < 300 MB RSS for a worker holding 8 idle envs.
 
-    PYTHONPATH=. python bench/bench_rollout.py [--limit 12] [--trivial 200]
+    PYTHONPATH=. python bench/bench_rollout.py [--limit 12] [--trivial 200] [--ids a,b]
 
 Throughput uses the oracle on bundled cuda_cpp problems (cuda-kernels by default) with the build cache off, so every
 episode compiles with nvcc (without a GPU the GPU stages are skipped).
@@ -51,11 +51,16 @@ def main() -> None:
         "--groups", default="cuda-kernels", help="comma-separated groups for the throughput runs"
     )
     parser.add_argument("--trivial", type=int, default=200, help="episodes in the overhead runs")
+    parser.add_argument("--ids", default="", help="comma-separated task ids (instead of --groups)")
     args = parser.parse_args()
 
     init_ray(num_cpus=2)
     load_before = os.getloadavg()[0]
-    suite = load_suite("builtin").filter(groups=args.groups.split(","))
+    suite = load_suite("builtin")
+    if args.ids:
+        suite = suite.filter(include=args.ids.split(","))
+    else:
+        suite = suite.filter(groups=args.groups.split(","))
     cpp = [p for p in suite if p.problem_type == "cuda_cpp" and p.build_command][: args.limit]
     env_options = {"grade_options": {"build_cache": False}}
     rows: list[tuple[str, str, str, str]] = []

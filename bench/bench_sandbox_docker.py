@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--pause-s", type=float, default=1.5, help="pause before a warm acquire")
     parser.add_argument("--pool-only", action="store_true", help="only the pool rows")
     args = parser.parse_args()
-    n_slow = max(10, args.n // 5)
+    n_slow = max(min(10, args.n), args.n // 5)  # -n below 10 (a smoke run): n everywhere
     client = docker_client()
     rows: list[tuple[str, int, tuple[float, float]]] = []
     if args.pool_only:
@@ -146,7 +146,7 @@ def main() -> None:
         )
         c.remove(force=True)
 
-    n_cold = max(5, args.n // 10)
+    n_cold = max(min(5, args.n), args.n // 10)
     rows.append(("cold containers.run + remove (bare)", n_cold, median_ms(cold_run, n_cold, 1)))
     rows.append(
         (

@@ -10,8 +10,9 @@ this script checks the magnitudes, which depend on the machine and its load. Tar
 - CPU problem, reference vs a baseline of 2*10^8 dependent additions: speedup >= 2
   (typically far more: the reference is one addition);
 - control, the baseline graded against itself: 0.67 <= speedup <= 1.5;
-- the reference again, its test run leaving a busy loop behind: 0.67 <= this / clean <= 1.5
-  (the grader kills the loop before the timed rounds; unkilled, it would share the cores);
+- the reference again, its test run leaving a busy loop behind: no speedup, the verdict fails
+  as tampering (the grader kills the loop before any timed round and flags the leftover as a
+  suspected hack; unkilled, it would share the cores with the timed rounds);
 - with a GPU (``--gpu``): the suite's fused-axpby, reduce-sum and thrust-sort-by-key
   references vs their baselines, region timing through the profiler: speedup > 1.
 
@@ -120,12 +121,16 @@ def cpu_rows(root: Path, gradings: int, rounds: int) -> list[Row]:
     dirty = cpu_problem(root, "bench-cpu-leftover", f"./test.out; s=$?; {BUSY_LEFTOVER}; exit $s")
     ref = statistics.median(speedups(clean, {"solution.cpp": REFERENCE}, gradings, rounds))
     same = statistics.median(speedups(clean, {"solution.cpp": BASELINE}, gradings, rounds))
-    left = statistics.median(speedups(dirty, {"solution.cpp": REFERENCE}, gradings, rounds))
+    left = grade(dirty, {"solution.cpp": REFERENCE}, mode="optimize", rounds=rounds)
+    refused = left.speedup is None and not left.passed and "outlived" in (left.reason or "")
     return [
         ("cpu: reference vs baseline", ref, within(ref, 2.0, None)),
         ("cpu: baseline vs baseline (control)", same, within(same, 0.67, 1.5)),
-        ("cpu: reference, busy leftover from its tests", left, ""),
-        ("cpu: leftover / clean (ratio)", left / ref, within(left / ref, 0.67, 1.5)),
+        (
+            "cpu: reference, busy leftover from its tests",
+            float("nan") if left.speedup is None else left.speedup,
+            "failed as tampering PASS" if refused else f"MISS ({left.reason})",
+        ),
     ]
 
 

@@ -3,11 +3,15 @@ time budget, with results written as each part finishes.
 
 Stages (``--stages``, default all, in this order):
 
-- ``gpu_tests``: the gpu-marked tests (profiler, grader benchmark and sanitizer, NOP on a GPU,
-  the four speed exploits through real episodes, CUDA in the local sandbox, NVML readings);
+- ``gpu_tests``: the gpu-marked tests (``GPU_TESTS``, in order: the split harness's runner and
+  trusted checker, the ComputeEval library groups, profiler, grader benchmark and sanitizer,
+  NOP on a GPU, the speed exploits through real episodes, CUDA in the local sandbox, NVML
+  readings);
 - ``validate``: ``validate_problem`` on every bundled problem through ``grade`` (reference
   passes, NOP fails, reference not slower than baseline; the baseline-only pass writes the
   cache) plus, for every timed reference, SOL fraction <= 1 and no physics-floor trip;
+- ``redteam``: ``cudaenv redteam``, every exploit's reward with the GPU stages live
+  (``bench/gpu_gate_extra.py``);
 - ``optimize``: five references graded in optimize mode with the profiler: speedup, SOL, and
   the grader's L2 flush before every timed sample (``Timing.l2_flush_bytes`` >= 2 x L2);
 - ``sanitizer``: memcheck passes five references and fails two broken solutions (each reads
@@ -22,13 +26,19 @@ Stages (``--stages``, default all, in this order):
   racecheck; rows in ``DIR/gate/questions.jsonl``, what agreed in
   ``DIR/questions_gpu_checked.json`` (copy it to ``cudaenv/questions/data/gpu_checked.json``
   to let those questions ship as verified).
+- ``agreement``: ``bench/bench_computeeval_agreement.py`` on a staged ComputeEval corpus
+  (``$GATE_CE_DIR``) or our own fixtures; ComputeEval's evaluator only where
+  ``COMPUTE_EVAL_PYTHON`` is set (``bench/gpu_gate_extra.py``).
+
+Every stage's rows are printed as tables at the end (``gpu_gate_extra.print_tables``);
+``--dry-run`` prints the plan (stages and caps) and runs nothing.
 
     python bench/gpu_gate.py --out DIR [--budget-s 540] [--stages validate,aa]
 
 Each stage gets ``min(its cap, what is left of the budget)``; a stage started late does less
 (validate starts no problem, aa no problem, past its deadline) rather than overrun. Results:
 ``DIR/gate/<stage>.jsonl`` (a line per item, as it finishes) and ``DIR/gate.json`` (rewritten
-after every stage). Exit 0 when every stage that ran is ok; 2 without a GPU.
+after every stage). Exit 0 when every stage that ran is ok; 2 without a GPU (0 with --dry-run).
 """
 
 from __future__ import annotations
@@ -46,6 +56,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gpu_gate_extra
+
 from cudaenv.grading import speed_of_light as sol
 from cudaenv.grading.grader import grade
 from cudaenv.problems import load_suite
@@ -53,9 +67,10 @@ from cudaenv.problems.model import Problem, Solution, SourceFile
 from cudaenv.toolkit import has_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
+# in priority order (the default --stages); the two calls of scripts/gpu-check.sh split them
 CAPS_S = {
-    "gpu_tests": 190, "validate": 220, "optimize": 60, "sanitizer": 100, "aa": 110, "families": 60,
-    "questions": 50,
+    "gpu_tests": 190, "validate": 210, "redteam": 90, "optimize": 45, "sanitizer": 70, "aa": 80,
+    "families": 45, "questions": 40, "agreement": 30,
 }  # fmt: skip
 OPTIMIZE = ("fused-axpby", "reduce-sum", "cublas-sgemm-bias", "cub-device-scan", "py-vector-add")
 SANITIZED = ("fused-axpby", "reduce-sum", "transpose", "scan-inclusive", "histogram-256")
@@ -122,12 +137,22 @@ def bounded(
                 yield item, fut.exception() or fut.result()
 
 
+# every gpu-marked test but the families' (its own stage), most important first: the split
+# harness (runner + trusted checker) and the library groups, then the rest of the grader, the
+# speed exploits, CUDA in the local sandbox; pytest runs the files in this order
+GPU_TESTS = (
+    "tests/grading/test_gpu_work.py", "tests/grading/test_computeeval_groups.py",
+    "tests/grading/test_grader_gpu.py", "tests/grading/test_profiler.py",
+    "tests/grading/test_profiler_flush.py", "tests/grading/test_gpu_clocks.py",
+    "tests/redteam", "tests/sandbox/test_local_gpu.py", "tests/grading",
+)  # fmt: skip
+
+
 def stage_gpu_tests(gate: Gate, cap: float) -> None:
     started = time.monotonic()
     cmd = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "gpu", "-q",
-        "-o", "addopts=--strict-markers -ra --import-mode=importlib",
-        "tests/grading", "tests/redteam", "tests/sandbox/test_local_gpu.py",
+        "-o", "addopts=--strict-markers -ra --import-mode=importlib", *GPU_TESTS,
     ]  # fmt: skip
     try:
         res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=cap)
@@ -359,14 +384,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--validate-rounds", type=int, default=1)
     ap.add_argument("--families-sample", type=int, default=2)
+    ap.add_argument("--dry-run", action="store_true", help="print the plan; run nothing")
     args = ap.parse_args(argv)
-    if not has_gpu():
-        print("the GPU gate needs a GPU: nvidia-smi found none here.", file=sys.stderr)
-        return 2
     stages = [s for s in args.stages.replace(" ", ",").split(",") if s]
     unknown = set(stages) - set(CAPS_S)
     if unknown:
         raise SystemExit(f"unknown stages {sorted(unknown)}; choose from {list(CAPS_S)}")
+    if args.dry_run or not has_gpu():
+        why = "dry run" if args.dry_run else "skipped: no GPU (nvidia-smi found none)"
+        print(f"GPU gate plan, budget {args.budget_s:g} s:")
+        for stage in stages:
+            print(f"  {stage:10} cap {CAPS_S[stage]:>4} s  {why}")
+        if not args.dry_run:
+            print("the GPU gate needs a GPU: nvidia-smi found none here.", file=sys.stderr)
+        return 0 if args.dry_run else 2
     gate = Gate(args.out, args.budget_s)
     problems = list(load_suite("builtin"))
     by_id = {p.task_id: p for p in problems}
@@ -388,10 +419,15 @@ def main(argv: list[str] | None = None) -> int:
                 stage_aa(gate, cap)
             elif stage == "questions":
                 stage_questions(gate, cap)
+            elif stage == "redteam":
+                gpu_gate_extra.stage_redteam(gate, cap)
+            elif stage == "agreement":
+                gpu_gate_extra.stage_agreement(gate, cap)
             else:
                 stage_families(gate, cap, args.families_sample)
         except Exception as exc:  # one stage's crash must not lose the others' results
             gate.finish(stage, False, 0.0, error=f"{type(exc).__name__}: {exc}")
+    gpu_gate_extra.print_tables(args.out)
     return 0 if all(s["ok"] for s in gate.summary.values()) else 1
 
 

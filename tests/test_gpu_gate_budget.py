@@ -85,3 +85,56 @@ def test_every_benchmarked_problem_has_a_speed_of_light_on_every_known_device() 
         assert work is not None, p.task_id
         for device in sol.BUILTIN_DEVICES:
             assert sol.sol_ms(work, device) > 0, p.task_id  # the floor may be 0: all in L2
+
+
+def test_gpu_check_script_parses_and_its_plan_skips_every_stage_without_running(
+    tmp_path: Path,
+) -> None:
+    """``bash -n`` and the dry run a GPU-less machine gets: each stage listed with its cap,
+    nothing installed, nothing graded, exit 0 (issue 32)."""
+    import os
+    import subprocess
+
+    script = ROOT / "scripts" / "gpu-check.sh"
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+    env = {**os.environ, "OUT": str(tmp_path / "out")}
+    res = subprocess.run(
+        ["bash", str(script), "--dry-run"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    for stage, cap in _gate().CAPS_S.items():
+        assert re.search(rf"^  {stage} +cap +{cap} s  dry run$", res.stdout, re.M), stage
+    assert "(no stage ran)" in res.stdout and not (tmp_path / "out" / "gate.json").exists()
+
+
+def test_gate_tables_show_each_stage_and_its_rows(tmp_path: Path, capsys) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gpu_gate_extra
+
+    gate = _gate().Gate(tmp_path, 60)
+    gate.record("validate", {"task_id": "fused-axpby", "ok": True, "speedup": 1.5,
+                             "sol_fraction": 0.61234, "problem": None})  # fmt: skip
+    gate.finish("validate", True, 3.0, validated=1, of=1, failed=[])
+    gate.finish("agreement", False, 1.0, rc=1)
+    gpu_gate_extra.print_tables(tmp_path)
+    out = capsys.readouterr().out
+    assert re.search(r"^validate +ok +3\.0 s", out, re.M)
+    assert re.search(r"^agreement +FAILED", out, re.M)
+    assert re.search(r"^fused-axpby +True +1\.5 +0\.6123", out, re.M), out
+
+
+def test_agreement_stage_is_skipped_with_its_reason_without_computeeval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gpu_gate_extra
+
+    monkeypatch.delenv("COMPUTE_EVAL_PYTHON", raising=False)
+    gate = _gate().Gate(tmp_path, 60)
+    gpu_gate_extra.stage_agreement(gate, 30)
+    summary = json.loads((tmp_path / "gate.json").read_text())["agreement"]
+    assert summary["ok"] is True and "COMPUTE_EVAL_PYTHON" in summary["skipped"]
