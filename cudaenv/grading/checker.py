@@ -15,9 +15,10 @@ Per run of the solution (the test run, each sanitizer tool, each benchmark round
    :meth:`Checker.judge` makes the stage ``ok`` only if the runner exited 0 and it passed.
 
 The checker's sandbox and the test run's inputs are drawn while the solution builds
-(:meth:`Checker.prefetch`: neither needs a solution file), so only ``verify`` (a Python start
-and the comparison, about 0.2 CPU seconds for a small problem) and the file copies lengthen
-a grading.
+(:meth:`Checker.prefetch`: neither needs a solution file), and each later run's inputs (a
+sanitizer tool's, a benchmark round's) while ``verify`` decides the run before it (the
+solution's processes are all dead by then), so a grading waits for one Python start (``verify``)
+per run and the file copies.
 
 Why this closes the completion-token families (a solution that steals the secret, exits 0 from
 a constructor, or interposes ``memcmp`` in the harness): no secret exists in the solution's
@@ -136,11 +137,14 @@ class Checker:
         self.timeout = max(MIN_CHECKER_TIMEOUT_S, timeout)
         self._box: Sandbox | None = None
         self._runs = 0
-        self._ahead: Future[CheckedRun] | None = None  # a test run drawn during the build
+        self._ahead: Future[CheckedRun] | None = None  # the next run, drawn ahead
 
     def prefetch(self, stage: Stage) -> None:
         """Draw the next ``stage`` run's inputs in the background (the checker's sandbox and
-        ``gen`` need no solution file, so they overlap the solution's build)."""
+        ``gen`` need no solution file, so they overlap the solution's build); one draw ahead
+        at a time."""
+        if self._ahead is not None:
+            return
         future: Future[CheckedRun] = Future()
 
         def draw() -> None:
@@ -275,14 +279,20 @@ class Checker:
         except (IndexError, ValueError, ValidationError) as exc:
             raise CheckerFault(f"the checker's verify gave no decision: {text[-500:]!r}") from exc
 
-    def judge(self, stage: StageResult, run: CheckedRun) -> StageResult:
+    def judge(self, stage: StageResult, run: CheckedRun, ahead: Stage | None = None) -> StageResult:
         """The stage's result: ``ok`` only if the runner exited 0 and the checker passed every
-        output (verify is skipped for a runner that failed: it already decided the stage)."""
+        output (verify is skipped for a runner that failed: it already decided the stage).
+
+        ``ahead``: the stage of the run that follows a pass, drawn (:meth:`prefetch`) while
+        ``verify`` runs. Call only when every process of the solution's run is dead: the
+        checker then runs alongside nothing of the solution."""
         notes = [f"[outputs refused] {r}" for r in run.refused]
         seeds = [*stage.seeds, run.seed]
         if stage.status != "ok":
             tail = "\n".join([stage.output_tail, *notes])
             return stage.model_copy(update={"seeds": seeds, "output_tail": tail[-4000:]})
+        if ahead is not None:
+            self.prefetch(ahead)
         report = self.verify(run)
         lines = [f"[checker] {run.stage}: {report.cases} case(s), seed {run.seed}"]
         lines += [f"[checker] {m}" for m in report.failures]
