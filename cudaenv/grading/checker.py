@@ -269,10 +269,13 @@ class Checker:
         box = self._sandbox()
         for rel, data in run.outputs.items():
             box.write_file(f"{run.folder}/out/{rel}", data)
-        box.exec(f"mkdir -p {run.folder}/out", timeout=60)
-        out = f"{shlex.quote(run.folder)}/out"
-        text = self._run(f"{self._command('verify', run)} --outputs {out}", f"verify ({run.stage})")
-        box.exec(f"rm -rf {shlex.quote(run.folder)}", timeout=60)
+        folder = shlex.quote(run.folder)
+        verify = f"{self._command('verify', run)} --outputs {folder}/out"
+        # one command: the (maybe empty) outputs folder, the decision, the run's files gone
+        text = self._run(
+            f"mkdir -p {folder}/out && {{ {verify}; }}; rc=$?; rm -rf {folder}; exit $rc",
+            f"verify ({run.stage})",
+        )
         lines = text.strip().splitlines()
         try:
             return CheckReport.model_validate(json.loads(lines[-1]))
