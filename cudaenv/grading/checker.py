@@ -136,6 +136,8 @@ class Checker:
         self._make, self._env = make_sandbox, env
         self.timeout = max(MIN_CHECKER_TIMEOUT_S, timeout)
         self._box: Sandbox | None = None
+        self._lock = threading.Lock()
+        self._closed = False
         self._runs = 0
         self._ahead: Future[CheckedRun] | None = None  # the next run, drawn ahead
 
@@ -162,26 +164,37 @@ class Checker:
             wait([self._ahead])
 
     def close(self) -> None:
-        """Close the checker's sandbox (closing twice is harmless)."""
-        self.wait()
-        box, self._box = self._box, None
+        """Close the checker's sandbox (closing twice is harmless). A draw still running is
+        stopped with it: a grading that ends early (a failed build) does not wait for inputs
+        it will never lay."""
+        with self._lock:
+            self._closed = True
+            box, self._box = self._box, None
         if box is not None:
             box.close()
+        self.wait()
 
     def _sandbox(self) -> Sandbox:
         """The checker's sandbox, made on first use: only the check files, built once."""
         if self._box is None:
+            if self._closed:
+                raise CheckerFault("the checker was closed")
             box = self._make()
+            with self._lock:
+                if self._closed:  # closed while it was being made
+                    box.close()
+                    raise CheckerFault("the checker was closed")
+                self._box = box
             for f in self.problem.check_files:
                 box.write_file(f.path, f.content)
-            self._box = box
             if self.spec.build_command:
-                self._run(self.spec.build_command, "build")
+                self._run(self.spec.build_command, "build", box)
+            return box
         return self._box
 
-    def _run(self, command: str, what: str) -> str:
-        assert self._box is not None
-        res = self._box.exec(command, timeout=self.timeout, env=self._env(self._box))
+    def _run(self, command: str, what: str, box: Sandbox | None = None) -> str:
+        box = box or self._sandbox()
+        res = box.exec(command, timeout=self.timeout, env=self._env(box))
         if res.timed_out or res.exit_code != 0:
             how = "timed out" if res.timed_out else f"exit code {res.exit_code}"
             tail = (res.stderr or res.stdout).strip()[-1500:]
@@ -206,7 +219,7 @@ class Checker:
         box = self._sandbox()
         self._runs += 1
         run = CheckedRun(stage, secrets.randbits(63), f"runs/{self._runs}", {})
-        self._run(self._command("gen", run), f"gen ({stage})")
+        self._run(self._command("gen", run), f"gen ({stage})", box)
         prefix = f"{run.folder}/in/"
         for rel in box.list_files():
             if rel.startswith(prefix):
@@ -275,6 +288,7 @@ class Checker:
         text = self._run(
             f"mkdir -p {folder}/out && {{ {verify}; }}; rc=$?; rm -rf {folder}; exit $rc",
             f"verify ({run.stage})",
+            box,
         )
         lines = text.strip().splitlines()
         try:

@@ -292,7 +292,7 @@ class _Grading:
 
     def close(self) -> None:
         if self.checker is not None:
-            self.checker.wait()  # a draw still running uses its sandbox
+            self.checker.close()  # stops a draw still running (its inputs are not wanted)
         for box in self.sandboxes:
             with contextlib.suppress(Exception):
                 box.close()

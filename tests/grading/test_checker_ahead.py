@@ -17,10 +17,24 @@ from pathlib import Path
 import pytest
 
 import cudaenv
+from cudaenv.sandbox import pid_alive
 from cudaenv.sandbox.base import ExecResult
 from cudaenv.sandbox.local import LocalSandbox
 from tests.grading.local_box import LocalBox
-from tests.grading.test_split_grading import split_problem
+from tests.grading.test_split_grading import CHECK, split_problem
+
+#: a gen that logs its pid, then sleeps (within the checker's timeout), then logs "finished"
+CHECK_SLOW_GEN = """def cases(stage, rng):
+    import os, time
+    with open({log!r}, "a") as fh:
+        fh.write(f"{{os.getpid()}} started\\n")
+    time.sleep(20)
+    with open({log!r}, "a") as fh:
+        fh.write("finished\\n")
+    return _cases(stage, rng)
+
+
+def _cases(stage, rng):"""
 
 #: how long a verify waits for the next run's gen to start (only a grader that draws after
 #: deciding ever waits this long)
@@ -141,3 +155,26 @@ def test_the_overlap_check_sees_a_checker_beside_a_run() -> None:
     assert overlaps_with_runs([("start", "run"), ("start", "gen"), ("end", "gen")]) == [1]
     assert overlaps_with_runs([("start", "verify"), ("start", "run")]) == [1]
     assert overlaps_with_runs([("start", "gen"), ("end", "gen"), ("start", "run")]) == []
+
+
+def test_a_failed_build_stops_the_draw_in_flight(tmp_path: Path) -> None:
+    """The test run's inputs are drawn during the build; when the build fails the grading
+    ends at once, and the draw (here a gen that would sleep) is killed with the checker's
+    sandbox, not waited for."""
+    gen_log = tmp_path / "gen.log"
+    slow = CHECK_SLOW_GEN.format(log=str(gen_log))
+    # the build fails once the gen is under way (bounded: a build that never sees it fails too)
+    build = f"for i in $(seq 600); do [ -s {gen_log} ] && break; sleep 0.1; done; exit 1"
+    problem, _ = split_problem(
+        tmp_path, CHECK.replace("def cases(stage, rng):", slow), build_command=build
+    )
+    v = cudaenv.grade(
+        problem,
+        {"solution.sh": "true\n"},
+        sandbox_options={"isolation": "rlimits"},
+        test_cache=False,
+    )
+    assert v.passed is False and v.stages["build"].status == "failed", v
+    pid = int(gen_log.read_text().split()[0])
+    assert not pid_alive(pid)  # killed when the grading closed its checker
+    assert "finished" not in gen_log.read_text()
