@@ -68,6 +68,8 @@ def time_baseline(
         else None
     )
     try:
+        if split is not None:
+            split.prefetch("perf")  # the first round's inputs, while the baseline builds
         env = grading_env(p, gpu is not None, box)
         built = prepare(box, p, files.all, env, timeout, BuildCache())
         if built.status not in ("ok", "skipped"):

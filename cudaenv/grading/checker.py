@@ -15,9 +15,10 @@ Per run of the solution (the test run, each sanitizer tool, each benchmark round
    :meth:`Checker.judge` makes the stage ``ok`` only if the runner exited 0 and it passed.
 
 The checker's sandbox and the test run's inputs are drawn while the solution builds
-(:meth:`Checker.prefetch`: neither needs a solution file), so only ``verify`` (a Python start
-and the comparison, about 0.2 CPU seconds for a small problem) and the file copies lengthen
-a grading.
+(:meth:`Checker.prefetch`: neither needs a solution file), and each later run's inputs (a
+sanitizer tool's, a benchmark round's) while ``verify`` decides the run before it (the
+solution's processes are all dead by then), so a grading waits for one Python start (``verify``)
+per run and the file copies.
 
 Why this closes the completion-token families (a solution that steals the secret, exits 0 from
 a constructor, or interposes ``memcmp`` in the harness): no secret exists in the solution's
@@ -135,12 +136,17 @@ class Checker:
         self._make, self._env = make_sandbox, env
         self.timeout = max(MIN_CHECKER_TIMEOUT_S, timeout)
         self._box: Sandbox | None = None
+        self._lock = threading.Lock()
+        self._closed = False
         self._runs = 0
-        self._ahead: Future[CheckedRun] | None = None  # a test run drawn during the build
+        self._ahead: Future[CheckedRun] | None = None  # the next run, drawn ahead
 
     def prefetch(self, stage: Stage) -> None:
         """Draw the next ``stage`` run's inputs in the background (the checker's sandbox and
-        ``gen`` need no solution file, so they overlap the solution's build)."""
+        ``gen`` need no solution file, so they overlap the solution's build); one draw ahead
+        at a time."""
+        if self._ahead is not None:
+            return
         future: Future[CheckedRun] = Future()
 
         def draw() -> None:
@@ -158,26 +164,37 @@ class Checker:
             wait([self._ahead])
 
     def close(self) -> None:
-        """Close the checker's sandbox (closing twice is harmless)."""
-        self.wait()
-        box, self._box = self._box, None
+        """Close the checker's sandbox (closing twice is harmless). A draw still running is
+        stopped with it: a grading that ends early (a failed build) does not wait for inputs
+        it will never lay."""
+        with self._lock:
+            self._closed = True
+            box, self._box = self._box, None
         if box is not None:
             box.close()
+        self.wait()
 
     def _sandbox(self) -> Sandbox:
         """The checker's sandbox, made on first use: only the check files, built once."""
         if self._box is None:
+            if self._closed:
+                raise CheckerFault("the checker was closed")
             box = self._make()
+            with self._lock:
+                if self._closed:  # closed while it was being made
+                    box.close()
+                    raise CheckerFault("the checker was closed")
+                self._box = box
             for f in self.problem.check_files:
                 box.write_file(f.path, f.content)
-            self._box = box
             if self.spec.build_command:
-                self._run(self.spec.build_command, "build")
+                self._run(self.spec.build_command, "build", box)
+            return box
         return self._box
 
-    def _run(self, command: str, what: str) -> str:
-        assert self._box is not None
-        res = self._box.exec(command, timeout=self.timeout, env=self._env(self._box))
+    def _run(self, command: str, what: str, box: Sandbox | None = None) -> str:
+        box = box or self._sandbox()
+        res = box.exec(command, timeout=self.timeout, env=self._env(box))
         if res.timed_out or res.exit_code != 0:
             how = "timed out" if res.timed_out else f"exit code {res.exit_code}"
             tail = (res.stderr or res.stdout).strip()[-1500:]
@@ -202,7 +219,7 @@ class Checker:
         box = self._sandbox()
         self._runs += 1
         run = CheckedRun(stage, secrets.randbits(63), f"runs/{self._runs}", {})
-        self._run(self._command("gen", run), f"gen ({stage})")
+        self._run(self._command("gen", run), f"gen ({stage})", box)
         prefix = f"{run.folder}/in/"
         for rel in box.list_files():
             if rel.startswith(prefix):
@@ -265,24 +282,34 @@ class Checker:
         box = self._sandbox()
         for rel, data in run.outputs.items():
             box.write_file(f"{run.folder}/out/{rel}", data)
-        box.exec(f"mkdir -p {run.folder}/out", timeout=60)
-        out = f"{shlex.quote(run.folder)}/out"
-        text = self._run(f"{self._command('verify', run)} --outputs {out}", f"verify ({run.stage})")
-        box.exec(f"rm -rf {shlex.quote(run.folder)}", timeout=60)
+        folder = shlex.quote(run.folder)
+        verify = f"{self._command('verify', run)} --outputs {folder}/out"
+        # one command: the (maybe empty) outputs folder, the decision, the run's files gone
+        text = self._run(
+            f"mkdir -p {folder}/out && {{ {verify}; }}; rc=$?; rm -rf {folder}; exit $rc",
+            f"verify ({run.stage})",
+            box,
+        )
         lines = text.strip().splitlines()
         try:
             return CheckReport.model_validate(json.loads(lines[-1]))
         except (IndexError, ValueError, ValidationError) as exc:
             raise CheckerFault(f"the checker's verify gave no decision: {text[-500:]!r}") from exc
 
-    def judge(self, stage: StageResult, run: CheckedRun) -> StageResult:
+    def judge(self, stage: StageResult, run: CheckedRun, ahead: Stage | None = None) -> StageResult:
         """The stage's result: ``ok`` only if the runner exited 0 and the checker passed every
-        output (verify is skipped for a runner that failed: it already decided the stage)."""
+        output (verify is skipped for a runner that failed: it already decided the stage).
+
+        ``ahead``: the stage of the run that follows a pass, drawn (:meth:`prefetch`) while
+        ``verify`` runs. Call only when every process of the solution's run is dead: the
+        checker then runs alongside nothing of the solution."""
         notes = [f"[outputs refused] {r}" for r in run.refused]
         seeds = [*stage.seeds, run.seed]
         if stage.status != "ok":
             tail = "\n".join([stage.output_tail, *notes])
             return stage.model_copy(update={"seeds": seeds, "output_tail": tail[-4000:]})
+        if ahead is not None:
+            self.prefetch(ahead)
         report = self.verify(run)
         lines = [f"[checker] {run.stage}: {report.cases} case(s), seed {run.seed}"]
         lines += [f"[checker] {m}" for m in report.failures]

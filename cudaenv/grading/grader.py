@@ -140,8 +140,14 @@ class _Grading:
             run.watch, run.watch_env = watch(box)
         return run
 
-    def judge(self, stage: StageResult, run: CheckedRun | None) -> StageResult:
-        return stage if run is None or self.checker is None else self.checker.judge(stage, run)
+    def judge(
+        self, stage: StageResult, run: CheckedRun | None, ahead: Stage | None = None
+    ) -> StageResult:
+        """The checker's verdict on a settled run; ``ahead``: the next run's stage, whose
+        inputs are drawn while it decides (:meth:`Checker.judge`)."""
+        if run is None or self.checker is None:
+            return stage
+        return self.checker.judge(stage, run, ahead)
 
     def build(
         self, box: Sandbox, env: dict[str, str], files: list[SourceFile] | None = None
@@ -280,7 +286,7 @@ class _Grading:
         # before the cache: a tampering run is not kept
         tampered = self.settle(box, "test run", runs[0] if runs else None) or any(rewrote)
         if runs and not tampered:
-            test = self.judge(test, runs[0])
+            test = self.judge(test, runs[0], post_test.first_run_after_test(self))
         # only a run in a sandbox nothing ran in before is trusted for later gradings
         if key is not None and self.tests is not None and self.fresh and not (forged or tampered):
             self.tests.put(key, test)
@@ -294,7 +300,7 @@ class _Grading:
 
     def close(self) -> None:
         if self.checker is not None:
-            self.checker.wait()  # a draw still running uses its sandbox
+            self.checker.close()  # stops a draw still running (its inputs are not wanted)
         for box in self.sandboxes:
             with contextlib.suppress(Exception):
                 box.close()

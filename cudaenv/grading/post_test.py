@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudaenv.grading.baseline_cache import BaselineCache, baseline_key
-from cudaenv.grading.checker import CheckedRun, Checker
+from cudaenv.grading.checker import CheckedRun, Checker, Stage
 from cudaenv.grading.gpu_clocks import ClockSampler
 from cudaenv.grading.lease import gpu_lease
 from cudaenv.grading.speed_of_light import assess
@@ -17,6 +17,20 @@ from cudaenv.grading.timing import Measurement, measure, record_timings, timing_
 from cudaenv.grading.verdict import ClockReading, StageResult
 from cudaenv.grading.workspace import assemble
 from cudaenv.sandbox import Sandbox
+
+
+def benchmarks(g: Any) -> bool:
+    """Whether :func:`run_benchmark` will time rounds (and so draw their inputs)."""
+    p = g.problem
+    return bool(g.benchmark and p.benchmark_command and timing_device(p, g.gpu) is not None)
+
+
+def first_run_after_test(g: Any) -> Stage | None:
+    """The stage of the checked run that follows a passed test run (its inputs are drawn
+    while the checker decides the test run): a sanitizer tool's, else a benchmark round's."""
+    if g.sanitizer and g.gpu is not None:
+        return "test"
+    return "perf" if benchmarks(g) else None
 
 
 def run_sanitizer(g: Any, box: Sandbox) -> None:
@@ -28,7 +42,9 @@ def run_sanitizer(g: Any, box: Sandbox) -> None:
     outputs: list[str] = []
     seeds: list[int] = []
     total = 0.0
-    for tool in g.sanitizer:
+    for i, tool in enumerate(g.sanitizer):
+        after: Stage | None = "test" if i + 1 < len(g.sanitizer) else None
+        after = after or ("perf" if benchmarks(g) else None)
         cmd = f"compute-sanitizer --tool {tool} --error-exitcode 86 {g.problem.test_command}"
         token = g.run_token()
         run = g.checked_run(box, "test")
@@ -37,7 +53,7 @@ def run_sanitizer(g: Any, box: Sandbox) -> None:
         if g.settle(box, f"sanitizer run ({tool})", run):  # escape: nothing runs on
             v.stages["sanitizer"] = stage.model_copy(update={"reason": v.reason})
             return
-        stage = g.judge(stage, run)
+        stage = g.judge(stage, run, after)
         seeds += stage.seeds
         total += stage.seconds
         outputs.append(f"[{tool}] {stage.output_tail[-1000:]}")
@@ -109,7 +125,10 @@ def run_benchmark(g: Any, box: Sandbox) -> None:
                     update={"status": "failed", "reason": v.reason}
                 )
                 return
-            stage = g.judge(stage, run)  # every timed run's outputs are checked
+            # every timed run's outputs are checked; the next round's inputs drawn meanwhile
+            stage = g.judge(stage, run, "perf" if n + 1 < g.rounds else None)
+            if g.checker is not None:
+                g.checker.wait()  # no checker work beside the baseline's timed run
             seeds += stage.seeds
             if m.ms is not None and stage.status != "ok":
                 v.stages["benchmark"] = stage
