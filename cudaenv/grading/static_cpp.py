@@ -48,6 +48,7 @@ from cudaenv.grading.static_refs import cpp_forbidden, expand
 from cudaenv.grading.static_text_cpp import cpp_tokens, cpp_violations
 from cudaenv.grading.symbol_allowlist import SymbolAllowlist, allowlist_for
 from cudaenv.grading.symbols import (
+    HEADER_CLASS_ALLOWANCES,
     claimed_scopes,
     defined_symbols,
     header_allowances,
@@ -71,7 +72,7 @@ __all__ = [
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-VERSION = "12"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "13"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(
@@ -317,6 +318,7 @@ def check(
                 allow=allow,
                 checks=checks,
                 claimed=claimed_scopes(u.own),
+                allowed_classes=header_allowances(u.headers or [], HEADER_CLASS_ALLOWANCES),
             )
     violations = sorted(set(violations))
     stage = StageResult(

@@ -209,9 +209,16 @@ _NVCC_INIT = re.compile(
     r"^(__cudaRegister|__cudaUnregister|__nv_|atexit$)|__sti____cudaRegisterAll|__nv_"
 )
 # headers whose inline code references what solutions may not: NVTX's injection loader
-# (pulled in by CUB and Thrust) reads NVTX_INJECTION64_PATH and dlopens it
+# (pulled in by CUB and Thrust) reads NVTX_INJECTION64_PATH and dlopens it; cuDNN's frontend
+# logs to the file CUDNN_FRONTEND_LOG_FILE names and reads an errata JSON (getenv, file streams)
 HEADER_ALLOWANCES: dict[str, frozenset[str]] = {
     "/nvtx3/": frozenset({"getenv", "dlopen", "dlsym", "dlclose", "dlerror"}),
+    "/cudnn_frontend": frozenset({"getenv"}),
+}
+#: the same for C++ names, by their exploit class (FORBIDDEN_MANGLED's values): a file stream's
+#: mangled names are many, and which of them a header instantiates depends on the solution
+HEADER_CLASS_ALLOWANCES: dict[str, frozenset[str]] = {
+    "/cudnn_frontend": frozenset({"file access"}),
 }
 _INIT_SECTION = re.compile(
     r"\]\s+(\.init_array|\.ctors|\.preinit_array)(\.\d+)?\s+\S+\s+\S+\s+\S+\s+([0-9a-fA-F]+)\s+([0-9a-fA-F]+)"
@@ -342,11 +349,14 @@ def _init_violations(
     return out
 
 
-def header_allowances(headers: list[str]) -> frozenset[str]:
-    """Undefined symbols the TU's system headers bring by themselves (see HEADER_ALLOWANCES);
-    the solution's own lines are still checked for those names by the token rules."""
+def header_allowances(
+    headers: list[str], table: dict[str, frozenset[str]] = HEADER_ALLOWANCES
+) -> frozenset[str]:
+    """Undefined symbols the TU's system headers bring by themselves (see HEADER_ALLOWANCES;
+    with ``table=HEADER_CLASS_ALLOWANCES``, the classes of C++ names); the solution's own lines
+    are still checked for those names by the token rules (``ifstream``, ``getenv``)."""
     out: set[str] = set()
-    for marker, names in HEADER_ALLOWANCES.items():
+    for marker, names in table.items():
         if any(marker in h for h in headers):
             out |= names
     return frozenset(out)
@@ -377,13 +387,15 @@ def object_violations(
     allow: SymbolAllowlist | None = None,
     checks: Collection[str] = ALL_CHECKS,
     claimed: frozenset[str] = frozenset(),
+    allowed_classes: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Violations in the host object compiled from solution source ``path``; ``libraries``:
     the problem forbids GPU libraries; ``allowed``: undefined symbols let through (what the
     TU's system headers bring, :func:`header_allowances`); ``allow``: the allow-list every
     other undefined reference must be on (None: the deny-list alone); ``checks``: the
     policy's checks; ``claimed``: scopes the solution's own lines reopen
-    (:func:`claimed_scopes`)."""
+    (:func:`claimed_scopes`); ``allowed_classes``: classes of forbidden C++ names the TU's
+    system headers bring (:data:`HEADER_CLASS_ALLOWANCES`)."""
     undefined, defined = _symbols(rep.nm)
     out: list[str] = []
     denied = "symbols_denied" in checks
@@ -393,7 +405,8 @@ def object_violations(
         if denied and sym in FORBIDDEN_SYMBOLS:
             out.append(f"{path}: the object references {sym!r} ({FORBIDDEN_SYMBOLS[sym]})")
         elif denied and (why := _forbidden_cpp(sym, demangled)):
-            out.append(f"{path}: the object references {shown} ({why})")
+            if why not in allowed_classes:
+                out.append(f"{path}: the object references {shown} ({why})")
         elif libraries and sym.startswith(LIBRARY_PREFIXES):
             out.append(f"{path}: the object references {sym!r}, a library this problem forbids")
         elif (

@@ -11,7 +11,12 @@ import shutil
 import pytest
 
 from cudaenv.grading.static_checks import analyse
-from cudaenv.grading.symbols import header_allowances
+from cudaenv.grading.symbols import (
+    HEADER_CLASS_ALLOWANCES,
+    ObjectReport,
+    header_allowances,
+    object_violations,
+)
 from cudaenv.problems.model import SourceFile
 from tests.grading.test_static_cpp import (
     GXX,
@@ -106,3 +111,28 @@ def test_nvcc_registration_and_runtime_calls_are_allowed_the_solutions_kernel_is
 def test_nvtx_headers_bring_their_own_loader() -> None:
     assert "getenv" in header_allowances(["/usr/local/cuda/include/nvtx3/nvToolsExt.h"])
     assert header_allowances(["/usr/include/stdio.h"]) == frozenset()
+
+
+def test_cudnn_frontend_headers_bring_their_file_streams_and_the_solution_does_not() -> None:
+    """cuDNN's frontend logs to a file and reads an errata JSON in inline code: the file-stream
+    names its headers instantiate are not the solution's; the same names without those headers
+    fail, and ``ifstream`` in the solution's own lines is still the text rule's."""
+    is_open = "_ZNSt14basic_ifstreamIcSt11char_traitsIcEE7is_openEv"
+    rep = ObjectReport(nm=[f"U {is_open}", "U getenv"], demangled={is_open: "std::ifstream"})
+    headers = ["/venv/include/cudnn_frontend_Errata.h", "/usr/include/c++/12/fstream"]
+
+    def judged(hs: list[str]) -> list[str]:
+        return object_violations(
+            "solution.cpp",
+            rep,
+            libraries=False,
+            allowed=header_allowances(hs),
+            allowed_classes=header_allowances(hs, HEADER_CLASS_ALLOWANCES),
+        )
+
+    assert judged(headers) == []
+    without = judged(headers[1:])
+    assert any("file access" in v for v in without) and any("getenv" in v for v in without)
+    assert not _text_clean(
+        '#include <fstream>\nbool f() { std::ifstream s("x"); return s.is_open(); }\n'
+    )
