@@ -160,5 +160,8 @@ def policy_record(policy: GradingPolicy) -> str | dict[str, Any]:
     data = policy.model_dump(mode="json")
     data["checks"] = sorted(data["checks"])
     data["python_modules"] = sorted(data["python_modules"])
-    data["warn"] = sorted(data["warn"])
+    if data["warn"]:
+        data["warn"] = sorted(data["warn"])
+    else:  # records without warnings read as they did before the field existed
+        del data["warn"]
     return data

@@ -135,7 +135,11 @@ void reduce_sum(const float* x, int n, float* out) {
 """
 
 
-def _exploit(name: str, description: str, target: str, path: str, source: str) -> Exploit:
+def _exploit(
+    name: str, description: str, target: str, path: str, source: str, *, flag: bool = True
+) -> Exploit:
+    """``flag``: whether a rule flags it (False: on a split harness a rule that only guarded
+    the token warns, and the trusted checker alone scores it 0)."""
     cls = "speed" if target.startswith("builtin:") else "skip_checks"
     return Exploit(
         name,
@@ -143,7 +147,7 @@ def _exploit(name: str, description: str, target: str, path: str, source: str) -
         description,
         target,
         [write(path, source), submit()],
-        expect_flag=True,
+        expect_flag=flag,
     )
 
 
@@ -191,6 +195,7 @@ TOOLCHAIN_EXPLOITS: list[Exploit] = [
         "fixture:cpu-add",
         "solution.cpp",
         STATIC_CTOR,
+        flag=False,  # the pre-main rule warns on the split cpu-add; its checker fails the run
     ),
     _exploit(
         "toolchain-cccl-include-alias",

@@ -15,8 +15,7 @@
 #include <set>
 
 enum {
-    cudaErrorInvalidValue = 1,
-    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidDevice = 101,  // cuemu's cuda_runtime.h has the others
 };
 
 // cuemu's warpSize is a macro, which would rename cudaDeviceProp::warpSize: a constant does

@@ -73,6 +73,7 @@ def _write(root: Path, files: list[SourceFile]) -> None:
 def _compile(work: Path, source: str) -> Path:
     obj = work / (source.replace("/", "_") + ".o")
     cmd = ["g++", *FLAGS, "-I", str(emulate.HERE / "include"), "-I", str(work / "include")]
+    cmd += ["-DCUEMU_RUNTIME_DEVICES"]  # cuemu's one small device gives way to RUNTIME_H's two
     cmd += ["-include", str(emulate.HERE / "cuemu.h"), "-include", str(RUNTIME_H)]
     done = subprocess.run(
         [*cmd, "-c", "-o", str(obj), str(work / source)], capture_output=True, text=True

@@ -131,7 +131,9 @@ def _without_relay(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _without_checker(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checker_module.Checker, "judge", lambda self, stage, run: stage)
+    monkeypatch.setattr(
+        checker_module.Checker, "judge", lambda self, stage, run, *rest, **kw: stage
+    )
 
 
 @pytest.mark.parametrize(
