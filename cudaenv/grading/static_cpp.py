@@ -72,7 +72,7 @@ __all__ = [
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-VERSION = "13"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "17"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(
@@ -309,7 +309,8 @@ def check(
             libraries=libraries,
         )
         if u.obj is not None:
-            allowed = header_allowances(u.headers or [])
+            headers = u.headers or _included(u.path, all_files)
+            allowed = header_allowances(headers)
             violations += object_violations(
                 u.path,
                 u.obj,
@@ -318,7 +319,7 @@ def check(
                 allow=allow,
                 checks=checks,
                 claimed=claimed_scopes(u.own),
-                allowed_classes=header_allowances(u.headers or [], HEADER_CLASS_ALLOWANCES),
+                allowed_classes=header_allowances(headers, HEADER_CLASS_ALLOWANCES),
             )
     violations = sorted(set(violations))
     stage = StageResult(
@@ -373,3 +374,22 @@ def apply(
         verdict.suspected_hack.extend(v for v in violations if v not in verdict.suspected_hack)
         return f"forbidden construct: {violations[0]}"
     return None
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def _included(path: str, files: Iterable[SourceFile]) -> list[str]:
+    """The headers ``path`` names in its ``#include`` lines, and those the workspace's own
+    headers it includes name in turn, as ``/name``: what a TU whose compile kept no line
+    markers (nvcc on a ``.cpp``) is known to bring."""
+    texts = {posixpath.normpath(f.path): f.content for f in files}
+    seen: list[str] = []
+    todo = [path]
+    while todo:
+        for name in _INCLUDE.findall(texts.get(todo.pop(), "")):
+            if "/" + name in seen:
+                continue
+            seen.append("/" + name)
+            todo += [p for p in texts if p == name or p.endswith("/" + name)]
+    return seen

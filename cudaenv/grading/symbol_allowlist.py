@@ -32,7 +32,7 @@ CUDA_RUNTIME_DENIED = frozenset(
 CPP_RUNTIME = re.compile(
     r"^(_ZSt|_ZNSt|_ZNKSt|_Z[TS][ISV]St|_ZTVN10__cxxabiv1|_ZTIN10__cxxabiv1|_ZN9__gnu_cxx"
     r"|_ZNK9__gnu_cxx|_Zn[wa][mj]|_Zd[la]Pv|__cxa_|__gxx_personality_v0$|_Unwind_Resume$"
-    r"|__dso_handle$|_GLOBAL_OFFSET_TABLE_$|__stack_chk_fail$|__once_proxy$)"
+    r"|__dso_handle$|_GLOBAL_OFFSET_TABLE_$|__stack_chk_fail$|__once_proxy$|__dynamic_cast$)"
 )
 _MATH_BASE = [
     "acos",

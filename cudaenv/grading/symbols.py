@@ -210,10 +210,14 @@ _NVCC_INIT = re.compile(
 )
 # headers whose inline code references what solutions may not: NVTX's injection loader
 # (pulled in by CUB and Thrust) reads NVTX_INJECTION64_PATH and dlopens it; cuDNN's frontend
-# logs to the file CUDNN_FRONTEND_LOG_FILE names and reads an errata JSON (getenv, file streams)
+# logs to the file CUDNN_FRONTEND_LOG_FILE names, reads an errata JSON (getenv, file streams)
+# and finds driver functions through the runtime's entry points; its JSON library reads the
+# locale's decimal point (localeconv)
 HEADER_ALLOWANCES: dict[str, frozenset[str]] = {
     "/nvtx3/": frozenset({"getenv", "dlopen", "dlsym", "dlclose", "dlerror"}),
-    "/cudnn_frontend": frozenset({"getenv"}),
+    "/cudnn_frontend": frozenset(
+        {"getenv", "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "localeconv"}
+    ),
 }
 #: the same for C++ names, by their exploit class (FORBIDDEN_MANGLED's values): a file stream's
 #: mangled names are many, and which of them a header instantiates depends on the solution

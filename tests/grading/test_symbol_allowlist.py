@@ -63,6 +63,13 @@ def test_linked_libraries_come_from_the_build_command() -> None:
     assert not allowlist_for("nvcc -o t s.cu", []).allows("cuLaunchKernel")
 
 
+def test_the_cpp_abi_runtime_is_allowed() -> None:
+    """A dynamic_cast (cuDNN frontend's graph nodes use them) compiles to __dynamic_cast."""
+    allow = allowlist_for("nvcc -o t s.cpp", [])
+    assert allow.allows("__dynamic_cast") and allow.allows("__cxa_throw")
+    assert not allow.allows("__dynamic_cast_evil")
+
+
 def test_a_symbol_on_no_deny_list_fails_the_allow_list() -> None:
     files = {"solution.cpp": STACK_WALK, "include/add.h": ADD_H}
     _, denied_only, _ = run_check(GXX, files)

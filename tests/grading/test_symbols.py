@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from cudaenv.grading.static_checks import analyse
+from cudaenv.grading.symbol_allowlist import allowlist_for
 from cudaenv.grading.symbols import (
     HEADER_CLASS_ALLOWANCES,
     ObjectReport,
@@ -118,7 +119,10 @@ def test_cudnn_frontend_headers_bring_their_file_streams_and_the_solution_does_n
     names its headers instantiate are not the solution's; the same names without those headers
     fail, and ``ifstream`` in the solution's own lines is still the text rule's."""
     is_open = "_ZNSt14basic_ifstreamIcSt11char_traitsIcEE7is_openEv"
-    rep = ObjectReport(nm=[f"U {is_open}", "U getenv"], demangled={is_open: "std::ifstream"})
+    rep = ObjectReport(
+        nm=[f"U {is_open}", "U getenv", "U cudaGetDriverEntryPointByVersion"],
+        demangled={is_open: "std::ifstream"},
+    )
     headers = ["/venv/include/cudnn_frontend_Errata.h", "/usr/include/c++/12/fstream"]
 
     def judged(hs: list[str]) -> list[str]:
@@ -128,11 +132,28 @@ def test_cudnn_frontend_headers_bring_their_file_streams_and_the_solution_does_n
             libraries=False,
             allowed=header_allowances(hs),
             allowed_classes=header_allowances(hs, HEADER_CLASS_ALLOWANCES),
+            allow=allowlist_for("nvcc -o t s.cpp -lcudnn", []),
         )
 
     assert judged(headers) == []
     without = judged(headers[1:])
     assert any("file access" in v for v in without) and any("getenv" in v for v in without)
+    assert any("cudaGetDriverEntryPointByVersion" in v for v in without)
     assert not _text_clean(
         '#include <fstream>\nbool f() { std::ifstream s("x"); return s.is_open(); }\n'
     )
+
+
+def test_a_tu_without_line_markers_is_known_by_its_include_lines() -> None:
+    """nvcc keeps no preprocessed unit of a ``.cpp``: the headers a solution includes, and
+    those the workspace's own headers include, stand in for the line markers."""
+    from cudaenv.grading.static_cpp import _included
+
+    files = [
+        SourceFile(path="solution.cpp", content='#include "relu.h"\n#include <vector>\n'),
+        SourceFile(path="include/relu.h", content="#pragma once\n#include <cudnn_frontend.h>\n"),
+    ]
+    headers = _included("solution.cpp", files)
+    assert headers == ["/relu.h", "/vector", "/cudnn_frontend.h"]
+    assert header_allowances(headers, HEADER_CLASS_ALLOWANCES) == {"file access"}
+    assert header_allowances(_included("solution.cpp", files[:1]), HEADER_CLASS_ALLOWANCES) == set()
