@@ -72,7 +72,7 @@ __all__ = [
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-VERSION = "17"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "18"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(

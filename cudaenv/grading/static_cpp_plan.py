@@ -22,6 +22,13 @@ HEADERS = {".cuh", ".h", ".hpp", ".hh", ".inl"}
 _VALUE_FLAGS = {"-o", "-L", "-l", "-MF", "-MT", "-MQ", "--output-file", "-odir"}
 _KEEP_VALUE_FLAGS = {"-I", "-D", "-U", "-isystem", "-include", "-arch", "-gencode", "-std"}
 _KEEP_VALUE_FLAGS |= {"-x", "-Xcompiler", "-ccbin", "--gpu-architecture", "-code", "-iquote"}
+# nvcc's options whose value is the next word (`-diag-suppress 2810` in ComputeEval's builds)
+_KEEP_VALUE_FLAGS |= {
+    f"{dash}{name}"
+    for dash in ("-", "--")
+    for name in ("diag-suppress", "diag-warn", "diag-error", "Xptxas", "Xnvlink", "Xcudafe",
+                 "maxrregcount", "rdc", "relocatable-device-code", "default-stream", "Werror")
+}  # fmt: skip
 _DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
 _SEGMENT = re.compile(r"&&|\|\||[;|()&\n]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")

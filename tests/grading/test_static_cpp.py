@@ -79,6 +79,9 @@ def test_plan_takes_the_builds_compiler_and_flags() -> None:
     assert got == Plan("nvcc", ("-I", "include", "-O2", "-arch", "sm_80"))
     assert plan("make all") == Plan("nvcc", ("-I", "include", "-I", "."), exact=False)
     assert plan(None) is None
+    # an nvcc option whose value is the next word keeps it (the -c after it is not its value)
+    diag = plan("nvcc -std=c++17 -I include -diag-suppress 2810 -o t solution.cpp -lcudnn")
+    assert diag is not None and diag.flags[-2:] == ("-diag-suppress", "2810")
 
 
 def test_preprocessed_tokens_see_through_macros() -> None:
