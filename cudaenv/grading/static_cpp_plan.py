@@ -27,7 +27,7 @@ _KEEP_VALUE_FLAGS |= {
     f"{dash}{name}"
     for dash in ("-", "--")
     for name in ("diag-suppress", "diag-warn", "diag-error", "Xptxas", "Xnvlink", "Xcudafe",
-                 "maxrregcount", "rdc", "relocatable-device-code", "default-stream", "Werror")
+                 "maxrregcount", "rdc", "relocatable-device-code", "default-stream")
 }  # fmt: skip
 _DROP = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-c", "-E", "-M", "-o")
 _SEGMENT = re.compile(r"&&|\|\||[;|()&\n]")

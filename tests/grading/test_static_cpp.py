@@ -82,6 +82,8 @@ def test_plan_takes_the_builds_compiler_and_flags() -> None:
     # an nvcc option whose value is the next word keeps it (the -c after it is not its value)
     diag = plan("nvcc -std=c++17 -I include -diag-suppress 2810 -o t solution.cpp -lcudnn")
     assert diag is not None and diag.flags[-2:] == ("-diag-suppress", "2810")
+    werror = plan("g++ -Werror -o t solution.cpp")  # g++'s -Werror takes no value
+    assert werror is not None and werror.flags == ("-Werror",)
 
 
 def test_preprocessed_tokens_see_through_macros() -> None:
