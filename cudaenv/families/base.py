@@ -191,7 +191,7 @@ def _files(files: dict[str, str]) -> list[SourceFile]:
 def _commands(problem_type: ProblemType) -> dict[str, Any]:
     if problem_type == "cuda_cpp":
         return {
-            "build_command": "nvcc -I include -O2 -o test.out solution.cu test/*.cu",
+            "build_command": "nvcc -I include -O2 -o test.out solution.cu test/*.cpp",
             "test_command": "./test.out",
             "benchmark_command": "./test.out --perf",
             "min_cuda_toolkit": "12.0",

@@ -207,7 +207,7 @@ class Elementwise(Family):
                     includes=[ct.include],
                 )
             },
-            tests={"test/runner.cu": runner},
+            tests={"test/runner.cpp": runner},
             checks=check_files(
                 module="elementwise",
                 params=params,

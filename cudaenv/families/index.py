@@ -191,7 +191,7 @@ class Indexing(Family):
         return Parts(
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(signature(p, ct), f"{op} (see the task statement).", includes=inc)},
-            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
+            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
                                                 task_id=task_id, family=self.name)},
             checks=check_files(module="indexing", params=p, rendering="cpp", cases=cs,
                                task_id=task_id, family=self.name),

@@ -133,7 +133,7 @@ class Matmul(Family):
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(
                 signature(p, ct), f"C = {EPI_TEXT[p['epilogue']]} (see the task statement).", includes=inc)},
-            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
+            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
                                                 task_id=task_id, family=self.name)},
             checks=check_files(module="matmul", params=p, rendering="cpp", cases=cs,
                                task_id=task_id, family=self.name),

@@ -212,7 +212,7 @@ class Permute(Family):
             context={f"include/{header}": cpp.header_file(
                 signature(p["perm"], ct), f"y = x.transpose({tuple(p['perm'])}) (see the task statement).",
                 includes=inc)},
-            tests={"test/runner.cu": cpp_runner(io(p), header=header, includes=inc,
+            tests={"test/runner.cpp": cpp_runner(io(p), header=header, includes=inc,
                                                 task_id=task_id, family=self.name)},
             checks=check_files(module="permute", params=p, rendering="cpp", cases=cases,
                                task_id=task_id, family=self.name),

@@ -132,7 +132,7 @@ class ReduceAxis(Family):
         return Parts(
             prompt=_prompt(params, ct),
             context={f"include/{name}.h": header},
-            tests={"test/runner.cu": runner},
+            tests={"test/runner.cpp": runner},
             checks=checks,
             solution={"solution.cu": reference(params, ct)},
             baseline={"solution.cu": baseline(params, ct)},

@@ -204,7 +204,7 @@ class RowNorm(Family):
                     includes=[ct.include],
                 )
             },
-            tests={"test/runner.cu": runner},
+            tests={"test/runner.cpp": runner},
             checks=check_files(
                 module="rownorm",
                 params=p,

@@ -1,7 +1,7 @@
 """The runners of generated problems (``test/``): untrusted like the solution, they only call it on
 the checker's inputs and write the outputs out (see ``refs/family_check.py`` for the files and
 the layouts). One description, :class:`Io`, drives both languages: the C++ runner
-(``test/runner.cu`` on ``cudaenv_runner.h``) and the Python one (``test/run.py``, the adapter
+(``test/runner.cpp`` on ``cudaenv_runner.h``) and the Python one (``test/run.py``, the adapter
 of ``cudaenv_pyrunner.py``).
 
 What a runner does per case. Test: upload every input with a poisoned guard after it, poison
@@ -63,7 +63,7 @@ def _cpp_call(io: Io, ptr: dict[str, str]) -> str:
 
 
 def cpp_runner(io: Io, *, header: str, includes: list[str], task_id: str, family: str) -> str:
-    """``test/runner.cu``."""
+    """``test/runner.cpp``."""
     inc = "".join(f"#include <{i}>\n" for i in includes if i)
     sizes = "".join(f'    const int {s} = c.scalar<int32_t>("{s}");\n' for s in io.sizes)
     unused = "".join(f"    (void){s};\n" for s in io.sizes)

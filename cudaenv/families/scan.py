@@ -83,7 +83,7 @@ class Scan(Family):
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(
                 signature(p, ct), f"{p['kind']} {p['op']} scan (see the task statement).", includes=[])},
-            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=[],
+            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=[],
                                                 task_id=task_id, family=self.name)},
             checks=check_files(module="scan", params=p, rendering="cpp", cases=cases,
                                task_id=task_id, family=self.name),

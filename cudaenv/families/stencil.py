@@ -278,7 +278,7 @@ class Stencil(Family):
             prompt=prompt(p, ct),
             context={f"include/{fn(p)}.h": cpp.header_file(
                 signature(p, ct), f"y = {taps_text(p)}; boundary {p['boundary']}.", includes=inc)},
-            tests={"test/runner.cu": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
+            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
                                                 task_id=task_id, family=self.name)},
             checks=check_files(module="stencil", params=p, rendering="cpp", cases=cases,
                                task_id=task_id, family=self.name),

@@ -2,7 +2,7 @@
 
 Runs inside the build sandbox (stdlib only, started by path as ``nvcc``). ccache caches only
 single-source ``-c`` compiles, and problems build with one command such as
-``nvcc -I include -O2 -o test.out solution.cu test/*.cu``: compiling each source on its own
+``nvcc -I include -O2 -o test.out solution.cu test/*.cpp``: compiling each source on its own
 through ccache, then linking the objects, lets the hidden harness's object be reused by every
 solution of the same problem, and compiles the sources in parallel. Without ``-rdc`` nvcc
 compiles each source as a separate whole program anyway, so the split builds the same thing.

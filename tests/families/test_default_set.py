@@ -63,7 +63,7 @@ def test_every_problem_declares_valid_work_and_a_split_harness() -> None:
     from tests.grading.bench_work import floor_expected_ms, roofline_ms
 
     libs = {f.path: f.content for side in shared_libraries().values() for f in side}
-    runner = {"cuda_cpp": {"test/runner.cu", "test/cudaenv_runner.h"},
+    runner = {"cuda_cpp": {"test/runner.cpp", "test/cudaenv_runner.h"},
               "cuda_python": {"test/run.py", "test/cudaenv_pyrunner.py"}}  # fmt: skip
     checks = {"check/check.py", "check/reference.py", "check/family_check.py",
               "check/cudaenv_check.py"}  # fmt: skip

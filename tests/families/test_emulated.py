@@ -67,7 +67,7 @@ def test_the_benchmark_runs_every_timed_call_on_its_inputs(
     )  # fmt: skip
     sources = {f.path: f.content for f in problem.context_files + problem.test_files}
     sources |= {f.path: f.content for f in problem.solution.files}  # type: ignore[union-attr]
-    binary = emulate.build(sources, tmp_path / "ref", sources=["solution.cu", "test/runner.cu"])
+    binary = emulate.build(sources, tmp_path / "ref", sources=["solution.cu", "test/runner.cpp"])
     checked = emulate.Checked(problem, tmp_path / "check")
     run = checked.run(binary, stage="perf", seed=11)
     assert run.passed, (run.output[-1500:], run.report)

@@ -2,7 +2,7 @@
 
 - :class:`Inputs`: the problem's checker and one run's inputs (``gen``); ``decide`` writes
   outputs a test computed (an independent answer, possibly mutated) and runs ``verify``.
-- :func:`build` and :func:`run`: the problem's runner (``test/runner.cu``) linked with a
+- :func:`build` and :func:`run`: the problem's runner (``test/runner.cpp``, or ``.cu`` with kernels of its own) linked with a
   solution, built for the CPU emulator (tests/families/cuemu) and run on inputs the checker's
   code drew, as the grader would run it (``CUDAENV_IO`` pointing at ``in/`` and ``out/``); the
   checker then decides on what it wrote. The emulator is far slower than a GPU, so such a run
@@ -153,7 +153,7 @@ def some_test_cases(problem: Problem, root: Path, names: list[str]) -> Path:
 def build(problem: Problem, workdir: Path, solution: dict[str, str]) -> Path:
     """The problem's runner linked with ``solution`` (workspace paths), built for the CPU."""
     files = {f.path: f.content for f in problem.context_files + problem.test_files}
-    runners = [f.path for f in problem.test_files if f.path.endswith(".cu")]
+    runners = [f.path for f in problem.test_files if f.path.startswith("test/runner.")]
     assert len(runners) == 1, runners
     files[RUNNER_UNIT] = f'#define __CUDACC__ 1\n#include "{runners[0]}"\n'
     sources = [*(p for p in solution if p.endswith(".cu")), RUNNER_UNIT]

@@ -21,7 +21,7 @@ def test_every_cccl_and_cublas_problem_is_split() -> None:
         p = SUITE[task_id]
         assert p.split and [f.path for f in p.test_files] == [
             "test/cudaenv_runner.h",
-            "test/runner.cu",
+            "test/runner.cpp",
         ]
         assert not any("COMPLETION_TOKEN" in f.content for f in p.test_files)
         assert not any("CUDAENV_BENCH_SEED" in f.content for f in p.test_files)

@@ -1,5 +1,5 @@
 """The cccl and cuBLAS split harnesses end to end on the CPU: each problem's runner
-(``test/runner.cu``) built with a solution on cuemu (tests/families/cuemu: kernels as fibers,
+(``test/runner.cpp``) built with a solution on cuemu (tests/families/cuemu: kernels as fibers,
 device memory as host memory), run on the checker's own inputs, its outputs judged by the
 checker's ``verify``, as the grader would.
 
@@ -113,7 +113,7 @@ def _files(problem: Problem, solution: str) -> dict[str, str]:
     """The workspace: headers, the runner (after the prelude), the solution, the stand-ins."""
     files = {f.path: f.content for f in problem.context_files}
     for f in problem.test_files:
-        files[f.path] = PRELUDE + f.content if f.path == "test/runner.cu" else f.content
+        files[f.path] = PRELUDE + f.content if f.path == "test/runner.cpp" else f.content
     files["solution.cu"] = solution
     for header in HERE.glob("*.h"):
         files[f"include/{header.name}"] = header.read_text()
@@ -128,7 +128,7 @@ def _nothing(problem: Problem) -> str:
 def _run(problem: Problem, solution: str, work: Path, inputs: Path, perf: bool) -> Path:
     """Build the runner with ``solution`` on cuemu and run it on ``inputs``; its out/."""
     binary = emulate.build(
-        _files(problem, solution), work, sources=["solution.cu", "test/runner.cu"]
+        _files(problem, solution), work, sources=["solution.cu", "test/runner.cpp"]
     )
     io = work / "io"
     shutil.rmtree(io, ignore_errors=True)

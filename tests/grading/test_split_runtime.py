@@ -44,6 +44,8 @@ from tests.grading.split_answers import (
 SUITE = load_suite("builtin")
 SEED = 1_234_567_891
 RUNTIME = sorted(p.task_id for p in SUITE if p.group == "cuda-runtime")
+#: the runners that launch kernels of their own (a .cu); the others are host code (a .cpp)
+KERNEL_RUNNERS = {"error-handling", "events-timing"}
 
 
 def test_every_runtime_problem_is_split() -> None:
@@ -57,10 +59,8 @@ def test_every_runtime_problem_is_split() -> None:
     ]
     for task_id in RUNTIME:
         p = SUITE[task_id]
-        assert p.split and {f.path for f in p.test_files} == {
-            "test/runner.cu",
-            "test/cudaenv_runner.h",
-        }
+        runner = "test/runner.cu" if task_id in KERNEL_RUNNERS else "test/runner.cpp"
+        assert p.split and {f.path for f in p.test_files} == {runner, "test/cudaenv_runner.h"}
         assert not any("COMPLETION_TOKEN" in f.content for f in p.test_files), task_id
 
 

@@ -86,7 +86,8 @@ def _runner(task_id: str, root: Path) -> Path:
     """The problem's runner compiled (its object, linked with each solution)."""
     p = SUITE[task_id]
     _write(root, [*p.context_files, *p.test_files])
-    return _compile(root, "test/runner.cu")
+    (runner,) = (f.path for f in p.test_files if f.path.startswith("test/runner."))
+    return _compile(root, runner)
 
 
 def _build(p: Problem, files: list[SourceFile], work: Path, runner: Path) -> Path:

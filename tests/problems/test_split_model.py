@@ -107,10 +107,26 @@ def test_the_record_round_trips_and_its_hash_covers_the_checker(tmp_path: Path) 
 
 def test_the_bundled_examples_are_split() -> None:
     suite = load_suite("builtin")
-    for task_id, runner in (("fused-axpby", "test/runner.cu"), ("py-vector-add", "test/run.py")):
+    for task_id, runner in (("fused-axpby", "test/runner.cpp"), ("py-vector-add", "test/run.py")):
         p = suite[task_id]
         assert p.split and runner in {f.path for f in p.test_files}
         assert "check/cudaenv_check.py" in {f.path for f in p.check_files}
         assert not any(
             "CUDAENV_COMPLETION_TOKEN" in f.content for f in p.test_files if "pychild" not in f.path
         )
+
+
+def test_a_runner_is_a_cpp_unless_it_has_kernels_of_its_own() -> None:
+    """nvcc hands a .cpp to the host compiler alone (no device passes): every bundled runner
+    without a kernel of its own is one, and its build command compiles it."""
+    kinds: dict[str, int] = {}
+    for p in load_suite("builtin"):
+        if p.problem_type != "cuda_cpp":
+            continue
+        (runner,) = (f for f in p.test_files if f.path.startswith("test/runner."))
+        has_kernels = "__global__" in runner.content or "<<<" in runner.content
+        want = "test/runner.cu" if has_kernels else "test/runner.cpp"
+        assert runner.path == want, p.task_id
+        assert ("test/*.cu" if has_kernels else "test/*.cpp") in p.build_command, p.task_id
+        kinds[want] = kinds.get(want, 0) + 1
+    assert kinds == {"test/runner.cpp": 30, "test/runner.cu": 2}
