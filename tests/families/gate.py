@@ -38,7 +38,7 @@ def compile_directly(problem: Problem, workdir: Path) -> None:
     (workdir / "obj").mkdir()
     argv = shlex.split(problem.build_command or "")
     flags = [a for a in argv[1:] if a.startswith(("-I", "-O")) or a == "include"]
-    harness = [f.path for f in problem.test_files if f.path.endswith(".cu")]
+    harness = [f.path for f in problem.test_files if f.path.endswith((".cu", ".cpp"))]
     subprocess.run(
         ["nvcc", *flags, "-c", "ref.cu", "base.cu", *harness, "-odir", "obj"],
         cwd=workdir, check=True, capture_output=True, text=True, timeout=1200,
@@ -78,7 +78,8 @@ def check_emulated(problem: Problem, workdir: Path) -> None:
     checker draws the inputs, the runner built with the solution writes the outputs, the
     checker decides); every deterministic mutant fails it, rejected by the checker."""
     files = {f.path: f.content for f in problem.context_files + problem.test_files}
-    sources = ["solution.cu", *[f.path for f in problem.test_files if f.path.endswith(".cu")]]
+    runners = [f.path for f in problem.test_files if f.path.endswith((".cu", ".cpp"))]
+    sources = ["solution.cu", *runners]
     checked = emulate.Checked(problem, workdir / "check")
     assert problem.solution and problem.baseline_solution
     runs = [("reference", problem.solution.files), ("baseline", problem.baseline_solution.files)]

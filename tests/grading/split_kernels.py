@@ -113,7 +113,7 @@ def write_case(folder: Path, case: object) -> Path:
 def build(problem: Problem, workdir: Path, solution: dict[str, str]) -> Path:
     """The problem's runner linked with ``solution`` (workspace paths), built for the CPU."""
     files = {f.path: f.content for f in problem.context_files + problem.test_files}
-    runner = [f.path for f in problem.test_files if f.path.endswith(".cu")]
+    runner = [f.path for f in problem.test_files if f.path.endswith((".cu", ".cpp"))]
     sources = [*(p for p in solution if p.endswith(".cu")), *runner]
     return emulate.build({**files, **solution}, workdir, sources=sources, flags=("-D__CUDACC__",))
 
