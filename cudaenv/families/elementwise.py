@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from cudaenv.families import cpp, expr
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
 from cudaenv.families.elementwise_ops import (
     CALLS,
     FN,
@@ -19,7 +18,8 @@ from cudaenv.families.elementwise_ops import (
     difficulty,
     work,
 )
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.parts import cpp_parts
+from cudaenv.families.runners import Arg, Io
 
 
 def index(kind: str) -> str:
@@ -195,36 +195,16 @@ class Elementwise(Family):
 
     def render(self, params: Params, task_id: str) -> Parts:
         ct = cpp.CTYPES[params["dtype"]]
-        cases = cpp_cases(params)
-        runner = cpp_runner(io(params, ct), header=f"{FN}.h", includes=[ct.include],
-                            task_id=task_id, family=self.name)  # fmt: skip
-        return Parts(
-            prompt=prompt(params, ct),
-            context={
-                f"include/{FN}.h": cpp.header_file(
-                    _signature(params, ct),
-                    f"out = {expr.math_text(params['expr'])} (see the task statement).",
-                    includes=[ct.include],
-                )
-            },
-            tests={"test/runner.cpp": runner},
-            checks=check_files(
-                module="elementwise",
-                params=params,
-                rendering="cpp",
-                cases=cases,
-                task_id=task_id,
-                family=self.name,
-            ),
-            solution={"solution.cu": _kernel(params, ct)},
-            baseline={"solution.cu": _baseline(params, ct)},
-            difficulty=difficulty(params),  # type: ignore[arg-type]
-            tags=["elementwise", "fusion", params["dtype"], "memory-bound"]
-            + (["broadcast"] if any(b != "full" for b in params["bcast"]) else []),
-            work=work(params, ct.size),
-            forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )
+        return cpp_parts(self.name, params, task_id, header=f"{FN}.h",
+                         declaration=_signature(params, ct),
+                         comment=f"out = {expr.math_text(params['expr'])} (see the task statement).",
+                         includes=[ct.include], io=io(params, ct), module="elementwise",
+                         cases=cpp_cases(params), prompt=prompt(params, ct),
+                         reference=_kernel(params, ct), baseline=_baseline(params, ct),
+                         difficulty=difficulty(params),  # type: ignore[arg-type]
+                         tags=["elementwise", "fusion", params["dtype"], "memory-bound"]
+                         + (["broadcast"] if any(b != "full" for b in params["bcast"]) else []),
+                         work=work(params, ct.size))  # fmt: skip
 
     def mutants(self, params: Params) -> list[Mutant]:
         ct = cpp.CTYPES[params["dtype"]]

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Family, Listed, Mutant, Params, Parts
-from cudaenv.families.checks import Cases, check_files, tests
+from cudaenv.families.checks import Cases, tests
 from cudaenv.families.index_src import baseline, fn, hist_type, reference, signature
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.parts import cpp_parts
+from cudaenv.families.runners import Arg, Io
 
 TYPES = {**cpp.CTYPES, "i32": cpp.INT32}
 CALLS = 3  # timed calls, each on its own inputs and output
@@ -186,23 +187,13 @@ class Indexing(Family):
     def render(self, p: Params, task_id: str) -> Parts:
         ct = TYPES[p["dtype"]]
         op = p["op"]
-        inc = [ct.include]
-        cs = cases(p)
-        return Parts(
-            prompt=prompt(p, ct),
-            context={f"include/{fn(p)}.h": cpp.header_file(signature(p, ct), f"{op} (see the task statement).", includes=inc)},
-            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
-                                                task_id=task_id, family=self.name)},
-            checks=check_files(module="indexing", params=p, rendering="cpp", cases=cs,
-                               task_id=task_id, family=self.name),
-            solution={"solution.cu": reference(p, ct)},
-            baseline={"solution.cu": baseline(p, ct)},
-            difficulty="easy" if op == "gather" else ("hard" if op == "histogram" and p["dist"] == "hot" else "medium"),
-            tags=["indexing", op.replace("_", "-"), p["dtype"], p["dist"]] + (["atomics"] if op != "gather" else []),
-            work=work(p, ct),
-            forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": cs.bench_sizes()},
-        )  # fmt: skip
+        return cpp_parts(self.name, p, task_id, header=f"{fn(p)}.h", declaration=signature(p, ct),
+                         comment=f"{op} (see the task statement).", includes=[ct.include],
+                         io=io(p), module="indexing", cases=cases(p), prompt=prompt(p, ct),
+                         reference=reference(p, ct), baseline=baseline(p, ct),
+                         difficulty="easy" if op == "gather" else ("hard" if op == "histogram" and p["dist"] == "hot" else "medium"),
+                         tags=["indexing", op.replace("_", "-"), p["dtype"], p["dist"]] + (["atomics"] if op != "gather" else []),
+                         work=work(p, ct))  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         ct = TYPES[p["dtype"]]

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Family, Listed, Mutant, Params, Parts
-from cudaenv.families.checks import Cases, check_files, tests
+from cudaenv.families.checks import Cases, tests
 from cudaenv.families.matmul_src import EPILOGUES, baseline, extra_input, fn, reference, signature
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.parts import cpp_parts
+from cudaenv.families.runners import Arg, Io
 
 DTYPES = ("f32", "f64", "f16")
 SHAPES = {"square": (2048, 2048, 2048), "tall": (8192, 128, 1024), "deep": (512, 512, 8192)}
@@ -127,28 +128,17 @@ class Matmul(Family):
         extra = {"bias": n, "D": m * n}.get(ex or "", 0)
         epi_flops = {"none": 0, "bias": 1, "bias_relu": 1, "bias_gelu": 9, "residual": 1,
                      "scale_residual": 3}[p["epilogue"]]  # fmt: skip
-        inc = [ct.include]
-        cs = cases(p)
-        return Parts(
-            prompt=prompt(p, ct),
-            context={f"include/{fn(p)}.h": cpp.header_file(
-                signature(p, ct), f"C = {EPI_TEXT[p['epilogue']]} (see the task statement).", includes=inc)},
-            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
-                                                task_id=task_id, family=self.name)},
-            checks=check_files(module="matmul", params=p, rendering="cpp", cases=cs,
-                               task_id=task_id, family=self.name),
-            solution={"solution.cu": reference(p, ct)},
-            baseline={"solution.cu": baseline(p, ct)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["matmul", "gemm", "shared-memory", p["epilogue"], p["dtype"], "compute-bound"]
-            + (["transpose"] if p["trans_a"] or p["trans_b"] else []),
-            work={"flops": CALLS * (2 * m * n * k + epi_flops * m * n),
-                  "bytes": CALLS * (m * k + k * n + extra + m * n) * ct.size,
-                  "dtype": {"f32": "fp32", "f64": "fp64", "f16": "fp16"}[ct.key]},
-            forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": cs.bench_sizes()},
-            timeout_s=300,
-        )  # fmt: skip
+        return cpp_parts(self.name, p, task_id, header=f"{fn(p)}.h", declaration=signature(p, ct),
+                         comment=f"C = {EPI_TEXT[p['epilogue']]} (see the task statement).",
+                         includes=[ct.include], io=io(p), module="matmul", cases=cases(p),
+                         prompt=prompt(p, ct), reference=reference(p, ct), baseline=baseline(p, ct),
+                         difficulty=difficulty(p),  # type: ignore[arg-type]
+                         tags=["matmul", "gemm", "shared-memory", p["epilogue"], p["dtype"], "compute-bound"]
+                         + (["transpose"] if p["trans_a"] or p["trans_b"] else []),
+                         work={"flops": CALLS * (2 * m * n * k + epi_flops * m * n),
+                               "bytes": CALLS * (m * k + k * n + extra + m * n) * ct.size,
+                               "dtype": {"f32": "fp32", "f64": "fp64", "f16": "fp16"}[ct.key]},
+                         timeout_s=300)  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         ct = cpp.CTYPES[p["dtype"]]

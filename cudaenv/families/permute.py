@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
+from cudaenv.families.parts import cpp_parts
 from cudaenv.families.permute_ops import (
     CALLS,
     DIMS,
@@ -21,7 +21,7 @@ from cudaenv.families.permute_ops import (
     tiled,
     work,
 )
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.runners import Arg, Io
 
 TYPES = {**cpp.CTYPES, "i32": cpp.INT32}
 
@@ -204,27 +204,15 @@ class Permute(Family):
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = TYPES[p["dtype"]]
-        inc = [ct.include]
-        cases = cpp_cases(p)
-        header = f"{name(p['perm'])}.h"
-        return Parts(
-            prompt=prompt(p, ct),
-            context={f"include/{header}": cpp.header_file(
-                signature(p["perm"], ct), f"y = x.transpose({tuple(p['perm'])}) (see the task statement).",
-                includes=inc)},
-            tests={"test/runner.cpp": cpp_runner(io(p), header=header, includes=inc,
-                                                task_id=task_id, family=self.name)},
-            checks=check_files(module="permute", params=p, rendering="cpp", cases=cases,
-                               task_id=task_id, family=self.name),
-            solution={"solution.cu": reference(p)},
-            baseline={"solution.cu": baseline(p)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["permutation", "transpose", p["dtype"], "memory-bound"]
-            + (["shared-memory"] if tiled(p["perm"]) else []),
-            work=work(p),
-            forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )  # fmt: skip
+        return cpp_parts(self.name, p, task_id, header=f"{name(p['perm'])}.h",
+                         declaration=signature(p["perm"], ct),
+                         comment=f"y = x.transpose({tuple(p['perm'])}) (see the task statement).",
+                         includes=[ct.include], io=io(p), module="permute", cases=cpp_cases(p),
+                         prompt=prompt(p, ct), reference=reference(p), baseline=baseline(p),
+                         difficulty=difficulty(p),  # type: ignore[arg-type]
+                         tags=["permutation", "transpose", p["dtype"], "memory-bound"]
+                         + (["shared-memory"] if tiled(p["perm"]) else []),
+                         work=work(p))  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         perm = p["perm"]

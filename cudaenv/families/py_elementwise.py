@@ -8,7 +8,6 @@ import textwrap
 
 from cudaenv.families import expr, py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
 from cudaenv.families.elementwise_ops import (
     CALLS,
     FN,
@@ -20,7 +19,8 @@ from cudaenv.families.elementwise_ops import (
     py_cases,
     work,
 )
-from cudaenv.families.runners import Arg, Io, py_runner
+from cudaenv.families.parts import py_parts
+from cudaenv.families.runners import Arg, Io
 
 DTYPES = ("f32", "f64")
 NP = {"f32": "float32", "f64": "float64"}
@@ -175,23 +175,14 @@ class PyElementwise(Family):
     limits = {"dtype": DTYPES}
 
     def render(self, params: Params, task_id: str) -> Parts:
-        checks = check_files(module="elementwise", params=params, rendering="py",
-                             cases=py_cases(params), task_id=task_id, family=self.name)  # fmt: skip
-        return Parts(
-            prompt=_prompt(params),
-            context={},
-            tests={"test/run.py": py_runner(io(params), task_id=task_id, family=self.name)},
-            checks=checks,
-            solution={"solution.py": reference(params)},
-            baseline={"solution.py": baseline(params)},
-            difficulty=difficulty(params),  # type: ignore[arg-type]
-            tags=["numba", "elementwise", "fusion", params["dtype"]]
-            + (["broadcast"] if any(b != "full" for b in params["bcast"]) else []),
-            work=work(params, 8 if params["dtype"] == "f64" else 4),
-            forbidden=FORBIDDEN,
-            timeout_s=300,
-            extra_metadata={"bench_sizes": py_cases(params).bench_sizes()},
-        )
+        return py_parts(self.name, params, task_id, io=io(params), module="elementwise",
+                        cases=py_cases(params), prompt=_prompt(params),
+                        reference=reference(params), baseline=baseline(params),
+                        difficulty=difficulty(params),  # type: ignore[arg-type]
+                        tags=["numba", "elementwise", "fusion", params["dtype"]]
+                        + (["broadcast"] if any(b != "full" for b in params["bcast"]) else []),
+                        work=work(params, 8 if params["dtype"] == "f64" else 4),
+                        forbidden=FORBIDDEN)  # fmt: skip
 
     def mutants(self, params: Params) -> list[Mutant]:
         def m(name: str, kind: str, why: str, **kw: object) -> Mutant:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
+from cudaenv.families.parts import py_parts
 from cudaenv.families.permute_ops import CALLS, DIMS, PERF, SPACE, difficulty, py_cases, tiled, work
-from cudaenv.families.runners import Arg, Io, py_runner
+from cudaenv.families.runners import Arg, Io
 
 DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32"}
 FORBIDDEN = ["numpy.transpose", "numpy.moveaxis", "numpy.swapaxes", "numpy.ascontiguousarray",
@@ -182,28 +182,11 @@ class PyPermute(Family):
     limits = {"dtype": tuple(DTYPES)}
 
     def render(self, p: Params, task_id: str) -> Parts:
-        cases = py_cases(p)
-        return Parts(
-            prompt=_prompt(p),
-            context={},
-            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
-            checks=check_files(
-                module="permute",
-                params=p,
-                rendering="py",
-                cases=cases,
-                task_id=task_id,
-                family=self.name,
-            ),
-            solution={"solution.py": reference(p)},
-            baseline={"solution.py": baseline(p)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["numba", "permutation", "transpose", p["dtype"]],
-            work=work(p),
-            forbidden=FORBIDDEN,
-            timeout_s=300,
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )
+        return py_parts(self.name, p, task_id, io=io(p), module="permute", cases=py_cases(p),
+                        prompt=_prompt(p), reference=reference(p), baseline=baseline(p),
+                        difficulty=difficulty(p),  # type: ignore[arg-type]
+                        tags=["numba", "permutation", "transpose", p["dtype"]],
+                        work=work(p), forbidden=FORBIDDEN)  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         perm = p["perm"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
+from cudaenv.families.parts import py_parts
 from cudaenv.families.py_reduce_axis_src import (
     DTYPES,
     IDENTITY0,
@@ -28,7 +28,7 @@ from cudaenv.families.reduce_ops import (
     tolerance_text,
     work,
 )
-from cudaenv.families.runners import Arg, Io, py_runner
+from cudaenv.families.runners import Arg, Io
 
 FORBIDDEN = {
     "sum": ["numpy.sum", "numpy.add.reduce", "numpy.nansum"],
@@ -96,32 +96,14 @@ class PyReduceAxis(Family):
     def render(self, params: Params, task_id: str) -> Parts:
         axis, op = params["axis"], OPS[params["op"]]
         size = 8 if params["dtype"] == "f64" else 4
-        cases = py_cases(params)
-        checks = check_files(module="reduce_axis", params=params, rendering="py", cases=cases,
-                             task_id=task_id, family=self.name)  # fmt: skip
-        return Parts(
-            prompt=_prompt(params),
-            context={},
-            tests={"test/run.py": py_runner(io(params), task_id=task_id, family=self.name)},
-            checks=checks,
-            solution={"solution.py": reference(params)},
-            baseline={"solution.py": baseline(params)},
-            difficulty=difficulty(axis, op, params["dtype"], False),  # type: ignore[arg-type]
-            tags=["numba", "reduction", f"{axis}-reduction", params["dtype"]],
-            work=work(
-                op,
-                params["dtype"],
-                DTYPES[params["dtype"]][1],
-                PERF[axis],
-                axis,
-                CALLS,
-                size,
-                4 if op.kind == "arg" else size,
-            ),
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-            forbidden=FORBIDDEN[op.key],
-            timeout_s=300,
-        )
+        return py_parts(self.name, params, task_id, io=io(params), module="reduce_axis",
+                        cases=py_cases(params), prompt=_prompt(params),
+                        reference=reference(params), baseline=baseline(params),
+                        difficulty=difficulty(axis, op, params["dtype"], False),  # type: ignore[arg-type]
+                        tags=["numba", "reduction", f"{axis}-reduction", params["dtype"]],
+                        work=work(op, params["dtype"], DTYPES[params["dtype"]][1], PERF[axis], axis,
+                                  CALLS, size, 4 if op.kind == "arg" else size),
+                        forbidden=FORBIDDEN[op.key])  # fmt: skip
 
     def mutants(self, params: Params) -> list[Mutant]:
         op = OPS[params["op"]]

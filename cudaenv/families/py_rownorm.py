@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
+from cudaenv.families.parts import py_parts
 from cudaenv.families.py_rownorm_src import baseline
 from cudaenv.families.rownorm_ops import (
     CALLS,
@@ -20,7 +20,7 @@ from cudaenv.families.rownorm_ops import (
     tolerance_text,
     work,
 )
-from cudaenv.families.runners import Arg, Io, py_runner
+from cudaenv.families.runners import Arg, Io
 
 DTYPES = ("f32", "f64")
 NP = {"f32": "float32", "f64": "float64"}
@@ -191,28 +191,12 @@ class PyRowNorm(Family):
     limits = {"dtype": DTYPES}
 
     def render(self, p: Params, task_id: str) -> Parts:
-        cases = py_cases(p)
-        return Parts(
-            prompt=_prompt(p),
-            context={},
-            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
-            checks=check_files(
-                module="rownorm",
-                params=p,
-                rendering="py",
-                cases=cases,
-                task_id=task_id,
-                family=self.name,
-            ),
-            solution={"solution.py": reference(p)},
-            baseline={"solution.py": baseline(p)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["numba", "normalization", p["kind"], p["dtype"]],
-            work=work(p, 8 if p["dtype"] == "f64" else 4),
-            forbidden=FORBIDDEN[p["kind"]],
-            timeout_s=300,
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )
+        return py_parts(self.name, p, task_id, io=io(p), module="rownorm", cases=py_cases(p),
+                        prompt=_prompt(p), reference=reference(p), baseline=baseline(p),
+                        difficulty=difficulty(p),  # type: ignore[arg-type]
+                        tags=["numba", "normalization", p["kind"], p["dtype"]],
+                        work=work(p, 8 if p["dtype"] == "f64" else 4),
+                        forbidden=FORBIDDEN[p["kind"]])  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         why = {"softmax": "does not subtract the row maximum",

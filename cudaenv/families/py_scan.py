@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
+from cudaenv.families.parts import py_parts
 from cudaenv.families.py_scan_src import DTYPES, _consts, baseline
-from cudaenv.families.runners import Arg, Io, py_runner
+from cudaenv.families.runners import Arg, Io
 from cudaenv.families.scan_ops import (
     CALLS,
     PERF,
@@ -239,29 +239,12 @@ class PyScan(Family):
     params_space = SPACE
 
     def render(self, p: Params, task_id: str) -> Parts:
-        cases = py_cases(p)
-        return Parts(
-            prompt=_prompt(p),
-            context={},
-            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
-            checks=check_files(
-                module="scan",
-                params=p,
-                rendering="py",
-                cases=cases,
-                task_id=task_id,
-                family=self.name,
-            ),
-            solution={"solution.py": reference(p)},
-            baseline={"solution.py": baseline(p)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["numba", "scan", "prefix-sum", p["op"], p["dtype"]]
-            + (["segmented"] if p["segmented"] else []),
-            work=work(p),
-            forbidden=FORBIDDEN,
-            timeout_s=300,
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )
+        return py_parts(self.name, p, task_id, io=io(p), module="scan", cases=py_cases(p),
+                        prompt=_prompt(p), reference=reference(p), baseline=baseline(p),
+                        difficulty=difficulty(p),  # type: ignore[arg-type]
+                        tags=["numba", "scan", "prefix-sum", p["op"], p["dtype"]]
+                        + (["segmented"] if p["segmented"] else []),
+                        work=work(p), forbidden=FORBIDDEN)  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         def m(name: str, kind: str, why: str, bug: str) -> Mutant:

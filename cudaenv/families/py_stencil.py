@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from cudaenv.families import py
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
-from cudaenv.families.runners import Arg, Io, py_runner
+from cudaenv.families.parts import py_parts
+from cudaenv.families.runners import Arg, Io
 from cudaenv.families.stencil_ops import (
     CALLS,
     PERF_1D,
@@ -286,28 +286,11 @@ class PyStencil(Family):
     limits = {"dtype": DTYPES}
 
     def render(self, p: Params, task_id: str) -> Parts:
-        cases = py_cases(p)
-        return Parts(
-            prompt=_prompt(p),
-            context={},
-            tests={"test/run.py": py_runner(io(p), task_id=task_id, family=self.name)},
-            checks=check_files(
-                module="stencil",
-                params=p,
-                rendering="py",
-                cases=cases,
-                task_id=task_id,
-                family=self.name,
-            ),
-            solution={"solution.py": reference(p)},
-            baseline={"solution.py": baseline(p)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["numba", "stencil", f"stencil-{p['dim']}d", p["boundary"], p["dtype"]],
-            work=work(p, 8 if p["dtype"] == "f64" else 4),
-            forbidden=FORBIDDEN,
-            timeout_s=300,
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )
+        return py_parts(self.name, p, task_id, io=io(p), module="stencil", cases=py_cases(p),
+                        prompt=_prompt(p), reference=reference(p), baseline=baseline(p),
+                        difficulty=difficulty(p),  # type: ignore[arg-type]
+                        tags=["numba", "stencil", f"stencil-{p['dim']}d", p["boundary"], p["dtype"]],
+                        work=work(p, 8 if p["dtype"] == "f64" else 4), forbidden=FORBIDDEN)  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         def m(name: str, kind: str, why: str, bug: str) -> Mutant:

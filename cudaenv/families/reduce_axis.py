@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
+from cudaenv.families.parts import cpp_parts
 from cudaenv.families.reduce_axis_src import (
     IDENTITY0,
     LAST_INDEX,
@@ -31,7 +31,7 @@ from cudaenv.families.reduce_ops import (
     tolerance_text,
     work,
 )
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.runners import Arg, Io
 
 
 def io(p: Params, ct: cpp.CType) -> Io:
@@ -118,32 +118,17 @@ class ReduceAxis(Family):
         ct = cpp.CTYPES[params["dtype"]]
         op, axis = OPS[params["op"]], params["axis"]
         name = f"{axis}_{op.key}"
-        header = cpp.header_file(
-            signature(params, ct),
-            f"{name}: {op.what} along the {axis} axis (see the task statement for the layout).",
-            includes=[ct.include],
-        )
-        cases = cpp_cases(params)
         out_size = {"value": 8 if ct.acc == "double" else 4, "extreme": ct.size, "arg": 4}
-        runner = cpp_runner(io(params, ct), header=f"{name}.h", includes=[ct.include],
-                            task_id=task_id, family=self.name)  # fmt: skip
-        checks = check_files(module="reduce_axis", params=params, rendering="cpp", cases=cases,
-                             task_id=task_id, family=self.name)  # fmt: skip
-        return Parts(
-            prompt=_prompt(params, ct),
-            context={f"include/{name}.h": header},
-            tests={"test/runner.cpp": runner},
-            checks=checks,
-            solution={"solution.cu": reference(params, ct)},
-            baseline={"solution.cu": baseline(params, ct)},
-            difficulty=difficulty(axis, op, params["dtype"], params["pitched"]),  # type: ignore[arg-type]
-            tags=["reduction", f"{axis}-reduction", params["dtype"], "memory-bound"],
-            work=work(
-                op, params["dtype"], ct.acc, PERF[axis], axis, CALLS, ct.size, out_size[op.kind]
-            ),
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-            forbidden=list(cpp.FORBIDDEN),
-        )
+        return cpp_parts(self.name, params, task_id, header=f"{name}.h",
+                         declaration=signature(params, ct),
+                         comment=f"{name}: {op.what} along the {axis} axis (see the task statement for the layout).",
+                         includes=[ct.include], io=io(params, ct), module="reduce_axis",
+                         cases=cpp_cases(params), prompt=_prompt(params, ct),
+                         reference=reference(params, ct), baseline=baseline(params, ct),
+                         difficulty=difficulty(axis, op, params["dtype"], params["pitched"]),  # type: ignore[arg-type]
+                         tags=["reduction", f"{axis}-reduction", params["dtype"], "memory-bound"],
+                         work=work(op, params["dtype"], ct.acc, PERF[axis], axis, CALLS, ct.size,
+                                   out_size[op.kind]))  # fmt: skip
 
     def mutants(self, params: Params) -> list[Mutant]:
         ct = cpp.CTYPES[params["dtype"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
+from cudaenv.families.parts import cpp_parts
 from cudaenv.families.rownorm_ops import (
     CALLS,
     FN,
@@ -20,7 +20,7 @@ from cudaenv.families.rownorm_ops import (
     work,
 )
 from cudaenv.families.rownorm_src import _extras, baseline, signature
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.runners import Arg, Io
 
 
 def _body(p: Params, end: str, bug: str | None) -> str:
@@ -192,35 +192,14 @@ class RowNorm(Family):
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = cpp.CTYPES[p["dtype"]]
-        cases = cpp_cases(p)
-        runner = cpp_runner(io(p, ct), header=f"{FN[p['kind']]}.h", includes=[ct.include],
-                            task_id=task_id, family=self.name)  # fmt: skip
-        return Parts(
-            prompt=prompt(p, ct),
-            context={
-                f"include/{FN[p['kind']]}.h": cpp.header_file(
-                    signature(p, ct),
-                    f"Row-wise {p['kind']} (see the task statement).",
-                    includes=[ct.include],
-                )
-            },
-            tests={"test/runner.cpp": runner},
-            checks=check_files(
-                module="rownorm",
-                params=p,
-                rendering="cpp",
-                cases=cases,
-                task_id=task_id,
-                family=self.name,
-            ),
-            solution={"solution.cu": reference(p, ct)},
-            baseline={"solution.cu": baseline(p, ct)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["normalization", p["kind"], "reduction", p["dtype"], "memory-bound"],
-            work=work(p, ct.size),
-            forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )
+        return cpp_parts(self.name, p, task_id, header=f"{FN[p['kind']]}.h",
+                         declaration=signature(p, ct),
+                         comment=f"Row-wise {p['kind']} (see the task statement).",
+                         includes=[ct.include], io=io(p, ct), module="rownorm", cases=cpp_cases(p),
+                         prompt=prompt(p, ct), reference=reference(p, ct), baseline=baseline(p, ct),
+                         difficulty=difficulty(p),  # type: ignore[arg-type]
+                         tags=["normalization", p["kind"], "reduction", p["dtype"], "memory-bound"],
+                         work=work(p, ct.size))  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         ct = cpp.CTYPES[p["dtype"]]

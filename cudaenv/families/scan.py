@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.parts import cpp_parts
+from cudaenv.families.runners import Arg, Io
 from cudaenv.families.scan_ops import (
     CALLS,
     PERF,
@@ -78,23 +78,13 @@ class Scan(Family):
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = TYPES[p["dtype"]]
-        cases = cpp_cases(p)
-        return Parts(
-            prompt=prompt(p, ct),
-            context={f"include/{fn(p)}.h": cpp.header_file(
-                signature(p, ct), f"{p['kind']} {p['op']} scan (see the task statement).", includes=[])},
-            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=[],
-                                                task_id=task_id, family=self.name)},
-            checks=check_files(module="scan", params=p, rendering="cpp", cases=cases,
-                               task_id=task_id, family=self.name),
-            solution={"solution.cu": reference(p, ct)},
-            baseline={"solution.cu": baseline(p, ct)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["scan", "prefix-sum", p["op"], p["dtype"]] + (["segmented"] if p["segmented"] else []),
-            work=work(p),
-            forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )  # fmt: skip
+        return cpp_parts(self.name, p, task_id, header=f"{fn(p)}.h", declaration=signature(p, ct),
+                         comment=f"{p['kind']} {p['op']} scan (see the task statement).",
+                         includes=[], io=io(p), module="scan", cases=cpp_cases(p),
+                         prompt=prompt(p, ct), reference=reference(p, ct), baseline=baseline(p, ct),
+                         difficulty=difficulty(p),  # type: ignore[arg-type]
+                         tags=["scan", "prefix-sum", p["op"], p["dtype"]] + (["segmented"] if p["segmented"] else []),
+                         work=work(p))  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         ct = TYPES[p["dtype"]]

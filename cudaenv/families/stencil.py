@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from cudaenv.families import cpp
 from cudaenv.families.base import Family, Mutant, Params, Parts
-from cudaenv.families.checks import check_files
-from cudaenv.families.runners import Arg, Io, cpp_runner
+from cudaenv.families.parts import cpp_parts
+from cudaenv.families.runners import Arg, Io
 from cudaenv.families.stencil_ops import (
     CALLS,
     PERF_1D,
@@ -272,24 +272,13 @@ class Stencil(Family):
 
     def render(self, p: Params, task_id: str) -> Parts:
         ct = cpp.CTYPES[p["dtype"]]
-        inc = [ct.include]
-        cases = cpp_cases(p)
-        return Parts(
-            prompt=prompt(p, ct),
-            context={f"include/{fn(p)}.h": cpp.header_file(
-                signature(p, ct), f"y = {taps_text(p)}; boundary {p['boundary']}.", includes=inc)},
-            tests={"test/runner.cpp": cpp_runner(io(p), header=f"{fn(p)}.h", includes=inc,
-                                                task_id=task_id, family=self.name)},
-            checks=check_files(module="stencil", params=p, rendering="cpp", cases=cases,
-                               task_id=task_id, family=self.name),
-            solution={"solution.cu": reference(p, ct)},
-            baseline={"solution.cu": baseline(p, ct)},
-            difficulty=difficulty(p),  # type: ignore[arg-type]
-            tags=["stencil", f"stencil-{p['dim']}d", p["boundary"], p["dtype"], "shared-memory"],
-            work=work(p, ct.size),
-            forbidden=list(cpp.FORBIDDEN),
-            extra_metadata={"bench_sizes": cases.bench_sizes()},
-        )  # fmt: skip
+        return cpp_parts(self.name, p, task_id, header=f"{fn(p)}.h", declaration=signature(p, ct),
+                         comment=f"y = {taps_text(p)}; boundary {p['boundary']}.",
+                         includes=[ct.include], io=io(p), module="stencil", cases=cpp_cases(p),
+                         prompt=prompt(p, ct), reference=reference(p, ct), baseline=baseline(p, ct),
+                         difficulty=difficulty(p),  # type: ignore[arg-type]
+                         tags=["stencil", f"stencil-{p['dim']}d", p["boundary"], p["dtype"], "shared-memory"],
+                         work=work(p, ct.size))  # fmt: skip
 
     def mutants(self, p: Params) -> list[Mutant]:
         ct = cpp.CTYPES[p["dtype"]]

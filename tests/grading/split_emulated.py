@@ -17,20 +17,27 @@ nor the emulator needs a change for it.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 
 from cudaenv.problems.model import Problem
 from tests.families.cuemu import emulate
-from tests.grading.split_harness import CheckerDir, cases, write_outputs
+from tests.grading.split_harness import (
+    CheckerDir,
+    Outputs,
+    Ran,
+    cases,
+    check_module,
+    guarded,
+    lay,
+    poisoned,
+    run_laid,
+    small_perf,
+    write_outputs,
+)
 
 SEED = 20_261_206
 #: the unit the emulator compiles instead of the runner: the runner with its CUDA helpers on
@@ -80,63 +87,11 @@ class Inputs:
         return report["failures"]
 
 
-Outputs = dict[str, dict[str, np.ndarray]]
-
-
-def poisoned(dtype: object, count: int) -> np.ndarray:
-    """``count`` elements of the runners' poison pattern (what a guard zone must still hold)."""
-    dt = np.dtype(dtype)
-    bits = {1: 0xA5, 2: 0x7E5D, 4: 0x7FC0DEAD, 8: 0x7FF8DEADDEADDEAD}[dt.itemsize]
-    return np.full(count, bits, dtype=f"<u{dt.itemsize}").view(dt)
-
-
-def guarded(values: np.ndarray, pad: int) -> np.ndarray:
-    """``values`` flattened, then ``pad`` poisoned elements (a runner's guarded output)."""
-    flat = np.asarray(values).reshape(-1)
-    return np.concatenate([flat, poisoned(flat.dtype, pad)])
-
-
-def check_module(problem: Problem, root: Path) -> ModuleType:
-    """The problem's ``check/check.py`` imported from a copy under ``root`` (its library
-    beside it): a test draws a perf case at a small size with the checker's own code."""
-    for f in problem.check_files:
-        (root / f.path).parent.mkdir(parents=True, exist_ok=True)
-        (root / f.path).write_text(f.content)
-    folder = str(root / "check")
-    sys.path.insert(0, folder)
-    try:
-        spec = importlib.util.spec_from_file_location(f"check_{root.name}", root / "check/check.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(folder)
-    return module
-
-
 def another_draw(problem: Problem, root: Path) -> dict[str, object]:
     """The test stage's cases as the checker's code draws them from another generator, by
     name (a test compares them with a run's: the values are fresh per run)."""
     module = check_module(problem, root)
     return {c.name: c for c in module.cases("test", np.random.default_rng(1))}
-
-
-def lay(folder: Path, drawn: list[object]) -> Path:
-    """``folder`` laid as a run's inputs holding the cases ``drawn`` (``cudaenv_check.Case``
-    objects the checker's own code drew), in that order."""
-    for case in drawn:
-        name, inputs = case.name, case.inputs  # type: ignore[attr-defined]
-        (folder / name).mkdir(parents=True)
-        for key, arr in inputs.items():
-            np.save(folder / name / f"{key}.npy", arr, allow_pickle=False)
-    (folder / "manifest.txt").write_text("".join(f"{c.name}\n" for c in drawn))  # type: ignore[attr-defined]
-    return folder
-
-
-def small_perf(folder: Path, case: object) -> Path:
-    """``folder`` laid as a perf run's inputs holding the one case ``case`` (the checker's
-    ``perf_case`` drew it at a small size)."""
-    return lay(folder, [case])
 
 
 def some_test_cases(problem: Problem, root: Path, names: list[str]) -> Path:
@@ -160,26 +115,53 @@ def build(problem: Problem, workdir: Path, solution: dict[str, str]) -> Path:
     return emulate.build({**files, **solution}, workdir, sources=sources)
 
 
-@dataclass
-class Ran:
-    rc: int
-    output: str
-    outputs: Path
-
-
 def run(binary: Path, inputs: Path, io: Path, *, perf: bool = False, timeout: float = 600) -> Ran:
-    """The runner on the inputs in ``inputs``, its outputs under ``io/out`` (no completion
-    token, no seed: the runner's environment holds only ``CUDAENV_IO``)."""
+    """The runner on the inputs in ``inputs`` (copied to ``io/in``), its outputs under
+    ``io/out`` (no completion token, no seed: the runner's environment holds only
+    ``CUDAENV_IO``)."""
     io.mkdir(parents=True)
     shutil.copytree(inputs, io / "in")
-    (io / "out").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_")}
-    env["CUDAENV_IO"] = str(io)
-    args = [str(binary), *(["--perf"] if perf else [])]
-    try:
-        done = subprocess.run(
-            args, cwd=binary.parent, env=env, capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        return Ran(124, "timed out", io / "out")
-    return Ran(done.returncode, done.stdout + done.stderr, io / "out")
+    return run_laid(binary, io, perf=perf, timeout=timeout)
+
+
+def mutant_failures(
+    split: Inputs, outputs: Outputs, mutate: Callable[..., None], root: Path
+) -> list[str]:
+    """What the checker rejects in ``outputs`` once ``mutate(outputs, split)`` changed them."""
+    mutate(outputs, split)
+    return split.failures(outputs, root)
+
+
+class SmallPerf:
+    """The checker's own perf case drawn at a small size (``draw(module, rng)``, a generator
+    seeded 3), laid as a perf run's inputs under ``root``; ``decide`` is the checker's
+    decision on outputs a test computed for it (written under ``root/name``)."""
+
+    def __init__(self, problem: Problem, root: Path, draw: Callable[..., object]) -> None:
+        self.case = draw(check_module(problem, root / "module"), np.random.default_rng(3))
+        self.folder = small_perf(root / "in", self.case)
+        self.box, self.root = CheckerDir(problem, root / "check"), root
+
+    def decide(self, outputs: dict[str, np.ndarray], name: str) -> dict:
+        perf = write_outputs(self.root / name, {"perf": outputs})
+        return self.box.verify("perf", 1, self.folder, perf)
+
+
+__all__ = [
+    "RUNNER_UNIT",
+    "SEED",
+    "Inputs",
+    "Outputs",
+    "Ran",
+    "SmallPerf",
+    "another_draw",
+    "build",
+    "check_module",
+    "guarded",
+    "lay",
+    "mutant_failures",
+    "poisoned",
+    "run",
+    "small_perf",
+    "some_test_cases",
+]

@@ -10,22 +10,30 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 
 from cudaenv.problems.model import Problem
 from tests.families.cuemu import emulate
-from tests.grading.split_harness import CheckerDir, cases, write_outputs
+from tests.grading.split_harness import (
+    CheckerDir,
+    Outputs,
+    Ran,
+    cases,
+    check_module,
+    guarded,
+    poisoned,
+    run_laid,
+    small_perf,
+    write_outputs,
+)
 
 SEED = 20_261_205
+#: a run's inputs, by case name, as :func:`cases` reads them
+Drawn = dict[str, dict[str, np.ndarray]]
 
 
 class SplitRun:
@@ -59,55 +67,17 @@ class SplitRun:
         """The checker's decision on arrays the test computed (written under ``root``)."""
         return self.verify(write_outputs(root, outputs), only)
 
+    def redrawn(self) -> tuple[Drawn, Drawn]:
+        """The stage's inputs drawn again: with the run's seed, and with the next one."""
+        again = cases(self.box.gen(self.stage, self.seed))
+        other = cases(self.box.gen(self.stage, self.seed + 1))
+        return again, other
+
     def failures(self, outputs: Outputs, root: Path, only: list[str] | None = None) -> list[str]:
         """What the checker rejects in ``outputs`` (it must reject something)."""
         report = self.decide(outputs, root, only)
         assert report["passed"] is False and report["failures"], report
         return report["failures"]
-
-
-Outputs = dict[str, dict[str, np.ndarray]]
-
-
-def poisoned(dtype: object, count: int) -> np.ndarray:
-    """``count`` elements of the runners' poison pattern (what a guard zone must still hold)."""
-    dt = np.dtype(dtype)
-    bits = {1: 0xA5, 2: 0x7E5D, 4: 0x7FC0DEAD, 8: 0x7FF8DEADDEADDEAD}[dt.itemsize]
-    return np.full(count, bits, dtype=f"<u{dt.itemsize}").view(dt)
-
-
-def guarded(values: np.ndarray, pad: int) -> np.ndarray:
-    """``values`` flattened, then ``pad`` poisoned elements (a runner's guarded output)."""
-    flat = np.asarray(values).reshape(-1)
-    return np.concatenate([flat, poisoned(flat.dtype, pad)])
-
-
-def check_module(problem: Problem, root: Path) -> ModuleType:
-    """The problem's ``check/check.py`` imported from a copy under ``root`` (its library
-    beside it), for drawing a perf case at another size with the checker's own code."""
-    for f in problem.check_files:
-        (root / f.path).parent.mkdir(parents=True, exist_ok=True)
-        (root / f.path).write_text(f.content)
-    folder = str(root / "check")
-    sys.path.insert(0, folder)
-    try:
-        spec = importlib.util.spec_from_file_location(f"check_{root.name}", root / "check/check.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(folder)
-    return module
-
-
-def write_case(folder: Path, case: object) -> Path:
-    """``folder`` as a run's inputs holding the one case ``case`` (a cudaenv_check.Case)."""
-    name, inputs = case.name, case.inputs  # type: ignore[attr-defined]
-    (folder / name).mkdir(parents=True)
-    for key, arr in inputs.items():
-        np.save(folder / name / f"{key}.npy", arr, allow_pickle=False)
-    (folder / "manifest.txt").write_text(f"{name}\n")
-    return folder
 
 
 def build(problem: Problem, workdir: Path, solution: dict[str, str]) -> Path:
@@ -118,28 +88,11 @@ def build(problem: Problem, workdir: Path, solution: dict[str, str]) -> Path:
     return emulate.build({**files, **solution}, workdir, sources=sources, flags=("-D__CUDACC__",))
 
 
-@dataclass
-class Ran:
-    rc: int
-    output: str
-    outputs: Path
-
-
 def run(binary: Path, inputs: Path, io: Path, *, perf: bool = False, timeout: float = 600) -> Ran:
     """Run the runner on the inputs in ``inputs`` (``io`` gets ``in`` and ``out``)."""
     io.mkdir(parents=True)
     (io / "in").symlink_to(inputs.resolve(), target_is_directory=True)
-    (io / "out").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDAENV_")}
-    env["CUDAENV_IO"] = str(io)
-    args = [str(binary), *(["--perf"] if perf else [])]
-    try:
-        done = subprocess.run(
-            args, cwd=binary.parent, env=env, capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        return Ran(124, "timed out", io / "out")
-    return Ran(done.returncode, done.stdout + done.stderr, io / "out")
+    return run_laid(binary, io, perf=perf, timeout=timeout)
 
 
 class SmallPerf:
@@ -149,7 +102,7 @@ class SmallPerf:
     def __init__(self, problem: Problem, root: Path, draw) -> None:
         case = draw(check_module(problem, root / "module"), np.random.default_rng(11))
         self.inputs: dict[str, np.ndarray] = dict(case.inputs)
-        self.folder = write_case(root / "perf-in", case)
+        self.folder = small_perf(root / "perf-in", case)
         self.box, self.root = CheckerDir(problem, root / "check"), root
 
     def decide(self, outputs: dict[str, np.ndarray], name: str) -> dict:
@@ -163,3 +116,29 @@ def rejected(split: SplitRun, outputs: Outputs, root: Path, only: list[str]) -> 
     failures = split.failures(outputs, root, only)
     assert len(failures) == 1, failures
     return failures[0]
+
+
+def mutant_rejected(
+    split: SplitRun, outputs: Outputs, mutate: Callable[..., None], root: Path, only: list[str]
+) -> str:
+    """The one failure the checker reports for ``outputs`` once ``mutate(outputs,
+    split.inputs)`` changed them."""
+    mutate(outputs, split.inputs)
+    return rejected(split, outputs, root, only)
+
+
+__all__ = [
+    "SEED",
+    "Outputs",
+    "Ran",
+    "SmallPerf",
+    "SplitRun",
+    "build",
+    "check_module",
+    "guarded",
+    "mutant_rejected",
+    "poisoned",
+    "rejected",
+    "run",
+    "small_perf",
+]

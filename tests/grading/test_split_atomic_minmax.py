@@ -12,8 +12,12 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
-from tests.grading.split_kernels import SmallPerf, SplitRun, guarded, rejected
+from tests.grading.split_kernels import (
+    SmallPerf,
+    SplitRun,
+    guarded,
+    mutant_rejected,
+)
 
 PROBLEM = load_suite("builtin")["atomic-minmax"]
 INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
@@ -58,8 +62,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
     assert hot[:3].sum() > 0.8 * hot.sum()  # seven in eight elements on three keys
     for c in inputs.values():  # garbage below / above almost every value
         assert int(c["min_fill"]) < -(1 << 30) and int(c["max_fill"]) > 1 << 30
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["seven-groups"]["vals"], inputs["seven-groups"]["vals"])
     assert not np.array_equal(other["seven-groups"]["vals"], inputs["seven-groups"]["vals"])
 
@@ -110,9 +113,7 @@ def test_a_wrong_table_fails_naming_case_and_array(
     split: SplitRun, tmp_path: Path, name: str
 ) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _small(split)
-    mutate(out, split.inputs)
-    assert rejected(split, out, tmp_path, SMALL).startswith(expected)
+    assert mutant_rejected(split, _small(split), mutate, tmp_path, SMALL).startswith(expected)
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:

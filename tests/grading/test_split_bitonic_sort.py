@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
 from tests.grading.split_kernels import SmallPerf, SplitRun, guarded, rejected
 
 PROBLEM = load_suite("builtin")["bitonic-sort"]
@@ -40,8 +39,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
     assert np.all(np.diff(inputs["n4096-sorted"]["data"]) > 0)
     assert np.all(np.diff(inputs["n4096-reversed"]["data"]) < 0)
     assert len(np.unique(inputs["n4096-all-equal"]["data"])) == 1
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["n256-random"]["data"], inputs["n256-random"]["data"])
     assert not np.array_equal(other["n256-random"]["data"], inputs["n256-random"]["data"])
 

@@ -12,8 +12,12 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
-from tests.grading.split_kernels import SmallPerf, SplitRun, guarded, rejected
+from tests.grading.split_kernels import (
+    SmallPerf,
+    SplitRun,
+    guarded,
+    mutant_rejected,
+)
 
 PROBLEM = load_suite("builtin")["box-blur-tiled"]
 SMALL = ["0x7", "1x1", "3x5", "16x16", "33x17", "1000x3"]
@@ -53,8 +57,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
         assert c["image"].shape == (h, w) and (int(c["width"]), int(c["height"])) == (w, h)
         assert c["image"].size == 0 or (c["image"].min() >= 0 and c["image"].max() < 1)
     assert {"0x0", "0x7", "7x0", "1x9", "9x1", "4097x31", "31x4097", "2048x2048"} <= set(inputs)
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["33x17"]["image"], inputs["33x17"]["image"])
     assert not np.array_equal(other["33x17"]["image"], inputs["33x17"]["image"])
 
@@ -100,9 +103,7 @@ def test_a_wrong_image_fails_naming_case_and_array(
     split: SplitRun, tmp_path: Path, name: str
 ) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _small(split)
-    mutate(out, split.inputs)
-    assert rejected(split, out, tmp_path, SMALL).startswith(expected)
+    assert mutant_rejected(split, _small(split), mutate, tmp_path, SMALL).startswith(expected)
 
 
 def test_the_tolerance_is_the_prompt_s(split: SplitRun, tmp_path: Path) -> None:

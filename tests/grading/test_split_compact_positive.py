@@ -13,8 +13,12 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
-from tests.grading.split_kernels import SmallPerf, SplitRun, poisoned, rejected
+from tests.grading.split_kernels import (
+    SmallPerf,
+    SplitRun,
+    mutant_rejected,
+    poisoned,
+)
 
 PROBLEM = load_suite("builtin")["compact-positive"]
 SMALL = ["n0-half", "n33-zeros-and-tiny", "n257-alternating", "n4097-sparse", "n1000-half"]
@@ -49,8 +53,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
     assert np.all(inputs["n65537-all-positive"]["in"] > 0)
     share = np.mean(inputs["n65537-sparse"]["in"] > 0)
     assert 0.005 < share < 0.02
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["n1000-half"]["in"], inputs["n1000-half"]["in"])
     assert not np.array_equal(other["n1000-half"]["in"], inputs["n1000-half"]["in"])
 
@@ -117,9 +120,7 @@ def test_a_wrong_output_fails_naming_case_and_array(
     split: SplitRun, tmp_path: Path, name: str
 ) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _small(split)
-    mutate(out, split.inputs)
-    assert rejected(split, out, tmp_path, SMALL).startswith(expected)
+    assert mutant_rejected(split, _small(split), mutate, tmp_path, SMALL).startswith(expected)
 
 
 def test_the_cases_hold_signed_zeros_and_subnormals_that_matter(split: SplitRun) -> None:

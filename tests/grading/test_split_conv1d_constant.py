@@ -13,8 +13,12 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
-from tests.grading.split_kernels import SmallPerf, SplitRun, guarded, rejected
+from tests.grading.split_kernels import (
+    SmallPerf,
+    SplitRun,
+    guarded,
+    mutant_rejected,
+)
 
 PROBLEM = load_suite("builtin")["conv1d-constant"]
 SMALL = ["r2-n65", "r5-n4097", "r16-n7", "r1-n65-int", "r0-n0-int", "filter-replaced"]
@@ -59,8 +63,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
     }
     replaced = inputs["filter-replaced"]["weights"]
     assert replaced.shape == (3, 9) and len({w.tobytes() for w in replaced}) == 3
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["r5-n4097"]["x"], inputs["r5-n4097"]["x"])
     assert not np.array_equal(other["r5-n4097"]["weights"], inputs["r5-n4097"]["weights"])
 
@@ -128,9 +131,7 @@ def test_a_wrong_output_fails_naming_case_and_array(
     split: SplitRun, tmp_path: Path, name: str
 ) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _small(split)
-    mutate(out, split.inputs)
-    assert rejected(split, out, tmp_path, SMALL).startswith(expected)
+    assert mutant_rejected(split, _small(split), mutate, tmp_path, SMALL).startswith(expected)
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from tests.grading.split_emulated import (
     small_perf,
     some_test_cases,
 )
-from tests.grading.split_harness import CheckerDir
+from tests.grading.split_harness import CheckerDir, decide_each, solutions
 
 SUITE = load_suite("builtin")
 
@@ -111,25 +111,12 @@ PROBLEMS = {
 
 
 def _solutions(problem: Problem) -> dict[str, dict[str, str]]:
-    assert problem.solution and problem.baseline_solution
-    return {
-        "reference": {f.path: f.content for f in problem.solution.files},
-        "baseline": {f.path: f.content for f in problem.baseline_solution.files},
-        "nop": {"solution.cu": PROBLEMS[problem.task_id].nop},
-    }
+    return solutions(problem, PROBLEMS[problem.task_id].nop)
 
 
 def _decide(problem: Problem, root: Path, inputs: Path, decide, *, perf: bool) -> None:
     """Reference and baseline pass, the NOP fails: each run on ``inputs``, decided by ``decide``."""
-    for who, files in _solutions(problem).items():
-        binary = build(problem, root / who, files)
-        ran = run(binary, inputs, root / who / ("io-perf" if perf else "io"), perf=perf)
-        assert ran.rc == 0, (who, ran.output[-2000:])
-        report = decide(ran.outputs)
-        if who == "nop":
-            assert report["passed"] is False and report["failures"], report
-        else:
-            assert report["passed"] is True, (who, report)
+    decide_each(problem, _solutions(problem), build, run, root, inputs, decide, perf=perf)
 
 
 needs_emulator = pytest.mark.skipif(bool(emulate.available()), reason=str(emulate.available()))

@@ -12,8 +12,12 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
-from tests.grading.split_kernels import SmallPerf, SplitRun, guarded, rejected
+from tests.grading.split_kernels import (
+    SmallPerf,
+    SplitRun,
+    guarded,
+    mutant_rejected,
+)
 
 PROBLEM = load_suite("builtin")["histogram-256"]
 SMALL = ["empty", "single", "random-257", "misaligned-7", "all-0xff", "cycle"]
@@ -41,8 +45,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
         inputs["text-like"]["data"]
     )
     assert text[ord(" ")] > 0.15 and text[ord("a") : ord("z") + 1].sum() > 0.65
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["random-1000"]["data"], inputs["random-1000"]["data"])
     assert not np.array_equal(other["random-1000"]["data"], inputs["random-1000"]["data"])
 
@@ -94,9 +97,7 @@ def test_a_wrong_histogram_fails_naming_case_and_array(
     split: SplitRun, tmp_path: Path, name: str
 ) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _small(split)
-    mutate(out, split.inputs)
-    assert rejected(split, out, tmp_path, SMALL).startswith(expected)
+    assert mutant_rejected(split, _small(split), mutate, tmp_path, SMALL).startswith(expected)
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:

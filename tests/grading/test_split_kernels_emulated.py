@@ -20,8 +20,8 @@ from cudaenv.problems import load_suite
 from cudaenv.problems.model import Problem
 from tests.families.cuemu import emulate
 from tests.families.gate import compile_directly
-from tests.grading.split_harness import CheckerDir
-from tests.grading.split_kernels import SEED, SplitRun, build, check_module, run, write_case
+from tests.grading.split_harness import CheckerDir, decide_each, solutions
+from tests.grading.split_kernels import SEED, SplitRun, build, check_module, run, small_perf
 
 SUITE = load_suite("builtin")
 
@@ -120,26 +120,13 @@ PROBLEMS = {
 
 
 def _solutions(problem: Problem) -> dict[str, dict[str, str]]:
-    assert problem.solution and problem.baseline_solution
     nop = PROBLEMS[problem.task_id]
-    return {
-        "reference": {f.path: f.content for f in problem.solution.files},
-        "baseline": {f.path: f.content for f in problem.baseline_solution.files},
-        "nop": {"solution.cu": f'#include <cstddef>\n#include "{nop.header}"\n{nop.nop}\n'},
-    }
+    return solutions(problem, f'#include <cstddef>\n#include "{nop.header}"\n{nop.nop}\n')
 
 
 def _decide(problem: Problem, root: Path, inputs: Path, decide, *, perf: bool) -> None:
     """Reference and baseline pass, the NOP fails: each run on ``inputs``, decided by ``decide``."""
-    for who, files in _solutions(problem).items():
-        binary = build(problem, root / who, files)
-        ran = run(binary, inputs, root / who / ("io-perf" if perf else "io"), perf=perf)
-        assert ran.rc == 0, (who, ran.output[-2000:])
-        report = decide(ran.outputs)
-        if who == "nop":
-            assert report["passed"] is False and report["failures"], report
-        else:
-            assert report["passed"] is True, (who, report)
+    decide_each(problem, _solutions(problem), build, run, root, inputs, decide, perf=perf)
 
 
 needs_emulator = pytest.mark.skipif(bool(emulate.available()), reason=str(emulate.available()))
@@ -164,7 +151,7 @@ def test_the_benchmark_path_runs_and_every_timed_call_is_checked_emulated(
     problem = SUITE[task_id]
     module = check_module(problem, tmp_path / "module")
     case = PROBLEMS[task_id].perf(module, np.random.default_rng(7))
-    inputs = write_case(tmp_path / "perf-in", case)
+    inputs = small_perf(tmp_path / "perf-in", case)
     box = CheckerDir(problem, tmp_path / "check")
     _decide(problem, tmp_path, inputs, lambda out: box.verify("perf", SEED, inputs, out), perf=True)
 

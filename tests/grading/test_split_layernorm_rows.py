@@ -13,8 +13,12 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
-from tests.grading.split_kernels import SmallPerf, SplitRun, guarded, rejected
+from tests.grading.split_kernels import (
+    SmallPerf,
+    SplitRun,
+    guarded,
+    mutant_rejected,
+)
 
 PROBLEM = load_suite("builtin")["layernorm-rows"]
 SMALL = ["empty-0x8", "centered-3x7", "offset-33x1000", "offset-3x7", "eps-0.1-16x300"]
@@ -59,8 +63,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
             assert np.all(np.abs(x.mean(axis=1)) <= 1000 + 5 * 1.7) and np.all(x.var(axis=1) >= 1)
     assert float(inputs["eps-0.1-16x300"]["eps"]) == pytest.approx(0.1)
     assert np.all(inputs["constant-4x999"]["x"] == 2.0)
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["offset-3x7"]["x"], inputs["offset-3x7"]["x"])
     assert not np.array_equal(other["offset-3x7"]["x"], inputs["offset-3x7"]["x"])
 
@@ -119,9 +122,7 @@ def test_a_wrong_output_fails_naming_case_and_array(
     split: SplitRun, tmp_path: Path, name: str
 ) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _small(split)
-    mutate(out, split.inputs)
-    assert rejected(split, out, tmp_path, SMALL).startswith(expected)
+    assert mutant_rejected(split, _small(split), mutate, tmp_path, SMALL).startswith(expected)
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:

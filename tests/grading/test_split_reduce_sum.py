@@ -13,8 +13,13 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_harness import cases
-from tests.grading.split_kernels import SmallPerf, SplitRun, guarded, rejected
+from tests.grading.split_kernels import (
+    SmallPerf,
+    SplitRun,
+    guarded,
+    mutant_rejected,
+    rejected,
+)
 
 PROBLEM = load_suite("builtin")["reduce-sum"]
 SMALL = ["empty", "single", "uniform-1025", "misaligned-3", "spike"]
@@ -44,8 +49,7 @@ def test_the_cases_are_the_old_harness_s_drawn_fresh_per_seed(split: SplitRun) -
     assert np.all(inputs["all-ones"]["x"] == 1.0) and len(inputs["all-ones"]["x"]) == 1 << 24
     spike = inputs["spike"]["x"]
     assert np.count_nonzero(spike == 1000.0) == 1 and np.abs(spike[spike != 1000.0]).max() <= 1e-3
-    again = cases(split.box.gen("test", split.seed))
-    other = cases(split.box.gen("test", split.seed + 1))
+    again, other = split.redrawn()
     assert np.array_equal(again["uniform-1025"]["x"], inputs["uniform-1025"]["x"])
     assert not np.array_equal(other["uniform-1025"]["x"], inputs["uniform-1025"]["x"])
 
@@ -99,9 +103,7 @@ def test_a_wrong_sum_fails_naming_case_and_array(
     split: SplitRun, tmp_path: Path, name: str
 ) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _small(split)
-    mutate(out, split.inputs)
-    assert rejected(split, out, tmp_path, SMALL).startswith(expected)
+    assert mutant_rejected(split, _small(split), mutate, tmp_path, SMALL).startswith(expected)
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:

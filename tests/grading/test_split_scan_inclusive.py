@@ -12,8 +12,13 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_emulated import Inputs, another_draw, check_module, guarded, small_perf
-from tests.grading.split_harness import CheckerDir, write_outputs
+from tests.grading.split_emulated import (
+    Inputs,
+    SmallPerf,
+    another_draw,
+    guarded,
+)
+from tests.grading.split_harness import write_outputs
 
 PROBLEM = load_suite("builtin")["scan-inclusive"]
 SMALL = ["empty", "single", "random-33", "random-2049", "large-values", "misaligned"]
@@ -127,16 +132,14 @@ def test_the_runners_error_fails_the_case(run: Inputs, tmp_path: Path) -> None:
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:
     """The checker's own perf case at a small size: every timed output passes, one wrong
     element in the last call's output fails it."""
-    module = check_module(PROBLEM, tmp_path / "module")
-    case = module.perf_case(np.random.default_rng(3), 3000, 5)
-    inputs = small_perf(tmp_path / "in", case)
+    perf = SmallPerf(PROBLEM, tmp_path, lambda m, rng: m.perf_case(rng, 3000, 5))
+    case = perf.case
     x, g = case["in"], int(case["guard"])
     outs = {}
     for r, (n, off) in enumerate(zip(case["n"].tolist(), case["in_offset"].tolist(), strict=True)):
         outs[f"out{r}"] = guarded(np.cumsum(x[off : off + n]).astype(np.int32), g)
-    box = CheckerDir(PROBLEM, tmp_path / "check")
-    ok = box.verify("perf", 1, inputs, write_outputs(tmp_path / "ok", {"perf": outs}))
+    ok = perf.decide(outs, "ok")
     assert ok["passed"], ok
     outs["out4"][int(case["n"][4]) - 1] += 1
-    bad = box.verify("perf", 1, inputs, write_outputs(tmp_path / "bad", {"perf": outs}))
+    bad = perf.decide(outs, "bad")
     assert bad["passed"] is False and bad["failures"][0].startswith("perf: out4: 1 of"), bad

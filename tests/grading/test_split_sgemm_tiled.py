@@ -13,8 +13,13 @@ import pytest
 
 from cudaenv.grading.device_code import fixed_precision
 from cudaenv.problems import load_suite
-from tests.grading.split_emulated import Inputs, another_draw, check_module, guarded, small_perf
-from tests.grading.split_harness import CheckerDir, write_outputs
+from tests.grading.split_emulated import (
+    Inputs,
+    SmallPerf,
+    another_draw,
+    guarded,
+    mutant_failures,
+)
 
 PROBLEM = load_suite("builtin")["sgemm-tiled"]
 SMALL = ["1x1x1", "2x3x1", "3x5x7", "17x33x5", "65x63x3", "129x250x77", "300x200x500-ints"]
@@ -116,36 +121,28 @@ MUTATIONS = {
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_a_wrong_output_fails_naming_case_and_array(run: Inputs, tmp_path: Path, name: str) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _outputs(run, SMALL)
-    mutate(out, run)
-    failures = run.failures(out, tmp_path)
+    failures = mutant_failures(run, _outputs(run, SMALL), mutate, tmp_path)
     assert len(failures) == 1 and failures[0].startswith(expected), failures
 
 
 def test_every_element_of_every_timed_product_is_checked(tmp_path: Path) -> None:
     """The checker's own perf case at a small size: the right products pass; one wrong
     element anywhere in a timed output fails, and so does A * B given for an odd (B * A) call."""
-    module = check_module(PROBLEM, tmp_path / "module")
-    case = module.perf_case(np.random.default_rng(3), 67, 4)
-    inputs = small_perf(tmp_path / "in", case)
+    perf = SmallPerf(PROBLEM, tmp_path, lambda m, rng: m.perf_case(rng, 67, 4))
+    case = perf.case
     a, b, g = case["A"], case["B"], int(case["guard"])
     good = {
         f"C{r}": _answer({"guard": g}, *((a, b) if r % 2 == 0 else (b, a)))["C"] for r in range(4)
     }
-    box = CheckerDir(PROBLEM, tmp_path / "check")
-
-    def decide(outs: dict, name: str) -> dict:
-        return box.verify("perf", 1, inputs, write_outputs(tmp_path / name, {"perf": outs}))
-
-    assert decide(good, "ok")["passed"]
+    assert perf.decide(good, "ok")["passed"]
     rng = np.random.default_rng()  # an element no solution could know in advance
     r, i = int(rng.integers(0, 4)), int(rng.integers(0, 67 * 67))
     wrong = {k: v.copy() for k, v in good.items()}
     wrong[f"C{r}"][i] += 0.01
-    report = decide(wrong, "one")
+    report = perf.decide(wrong, "one")
     assert report["passed"] is False and report["failures"][0].startswith(f"perf: C{r}: 1 of"), (
         report
     )
     swapped = {**good, "C3": good["C0"]}
-    report = decide(swapped, "swapped")
+    report = perf.decide(swapped, "swapped")
     assert report["passed"] is False and report["failures"][0].startswith("perf: C3: "), report

@@ -13,8 +13,13 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_emulated import Inputs, another_draw, check_module, guarded, small_perf
-from tests.grading.split_harness import CheckerDir, write_outputs
+from tests.grading.split_emulated import (
+    Inputs,
+    SmallPerf,
+    another_draw,
+    guarded,
+    mutant_failures,
+)
 
 PROBLEM = load_suite("builtin")["softmax-rows"]
 SMALL = [
@@ -124,31 +129,23 @@ MUTATIONS = {
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_a_wrong_output_fails_naming_case_and_array(run: Inputs, tmp_path: Path, name: str) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _outputs(run, SMALL)
-    mutate(out, run)
-    failures = run.failures(out, tmp_path)
+    failures = mutant_failures(run, _outputs(run, SMALL), mutate, tmp_path)
     assert len(failures) == 1 and failures[0].startswith(expected), failures
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:
     """The checker's own perf case at a small size: call r reads rows r .. r + rows - 1;
     every output passes, one wrong element of the last fails, and so does rows 0.. for call 1."""
-    module = check_module(PROBLEM, tmp_path / "module")
-    case = module.perf_case(np.random.default_rng(3), 37, 300, 4)
-    inputs = small_perf(tmp_path / "in", case)
+    perf = SmallPerf(PROBLEM, tmp_path, lambda m, rng: m.perf_case(rng, 37, 300, 4))
+    case = perf.case
     x, g = case["in"], int(case["guard"])
     good = {f"out{r}": guarded(_softmax(x[r : r + 37]), g) for r in range(4)}
-    box = CheckerDir(PROBLEM, tmp_path / "check")
-
-    def decide(outs: dict, name: str) -> dict:
-        return box.verify("perf", 1, inputs, write_outputs(tmp_path / name, {"perf": outs}))
-
-    assert decide(good, "ok")["passed"]
+    assert perf.decide(good, "ok")["passed"]
     wrong = {k: v.copy() for k, v in good.items()}
     wrong["out3"][37 * 300 - 1] = 0.5
-    report = decide(wrong, "one")
+    report = perf.decide(wrong, "one")
     assert report["passed"] is False and report["failures"][0].startswith("perf: out3: 1 of"), (
         report
     )
-    report = decide({**good, "out1": good["out0"]}, "window")
+    report = perf.decide({**good, "out1": good["out0"]}, "window")
     assert report["passed"] is False and report["failures"][0].startswith("perf: out1: "), report

@@ -13,8 +13,13 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_emulated import Inputs, check_module, guarded, small_perf
-from tests.grading.split_harness import CheckerDir, write_outputs
+from tests.grading.split_emulated import (
+    Inputs,
+    SmallPerf,
+    check_module,
+    guarded,
+    mutant_failures,
+)
 
 PROBLEM = load_suite("builtin")["spmv-csr"]
 SMALL = ["no-rows", "1x1", "all-rows-empty", "single-column", "short-rows", "odd-row-count"]
@@ -117,23 +122,19 @@ MUTATIONS = {
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_a_wrong_output_fails_naming_case_and_array(run: Inputs, tmp_path: Path, name: str) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _outputs(run, SMALL)
-    mutate(out, run)
-    failures = run.failures(out, tmp_path)
+    failures = mutant_failures(run, _outputs(run, SMALL), mutate, tmp_path)
     assert len(failures) == 1 and failures[0].startswith(expected), failures
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:
     """The checker's own perf case at a small size (0..63 entries a row): every y passes, one
     wrong row in the last call's y fails it."""
-    module = check_module(PROBLEM, tmp_path / "module")
-    case = module.perf_case(np.random.default_rng(3), 3000, 5)
+    perf = SmallPerf(PROBLEM, tmp_path, lambda m, rng: m.perf_case(rng, 3000, 5))
+    case = perf.case
     assert 25 < case["col_idx"].size / 3000 < 38  # about 31.5 entries a row
-    inputs = small_perf(tmp_path / "in", case)
     good = {f"y{t}": guarded(_spmv(case.inputs), int(case["guard"])) for t in range(5)}
-    box = CheckerDir(PROBLEM, tmp_path / "check")
-    ok = box.verify("perf", 1, inputs, write_outputs(tmp_path / "ok", {"perf": good}))
+    ok = perf.decide(good, "ok")
     assert ok["passed"], ok
     good["y4"][1234] += 0.5
-    bad = box.verify("perf", 1, inputs, write_outputs(tmp_path / "bad", {"perf": good}))
+    bad = perf.decide(good, "bad")
     assert bad["passed"] is False and bad["failures"][0].startswith("perf: y4: 1 of 3000"), bad

@@ -15,13 +15,12 @@ import pytest
 from cudaenv.problems import load_suite
 from tests.grading.split_emulated import (
     Inputs,
+    SmallPerf,
     another_draw,
-    check_module,
     guarded,
+    mutant_failures,
     poisoned,
-    small_perf,
 )
-from tests.grading.split_harness import CheckerDir, write_outputs
 
 PROBLEM = load_suite("builtin")["stencil-jacobi2d"]
 SMALL = ["0x0-steps1", "5x0-steps1", "1x7-steps2", "3x3-steps3", "17x33-steps5", "257x129-steps20"]
@@ -133,34 +132,26 @@ MUTATIONS = {
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_a_wrong_output_fails_naming_case_and_array(run: Inputs, tmp_path: Path, name: str) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _outputs(run, SMALL)
-    mutate(out, run)
-    failures = run.failures(out, tmp_path)
+    failures = mutant_failures(run, _outputs(run, SMALL), mutate, tmp_path)
     assert len(failures) == 1 and failures[0].startswith(expected), failures
 
 
 def test_the_last_two_timed_steps_are_checked(tmp_path: Path) -> None:
     """The checker's own perf case at a small size: the final grid and the step before it (the
     other buffer) pass; a wrong cell in either fails."""
-    module = check_module(PROBLEM, tmp_path / "module")
-    case = module.perf_case(np.random.default_rng(3), 67, 45, 10)
-    inputs = small_perf(tmp_path / "in", case)
+    perf = SmallPerf(PROBLEM, tmp_path, lambda m, rng: m.perf_case(rng, 67, 45, 10))
+    case = perf.case
     states, pad = _chain(case["grid"], 10), int(case["guard"])
     good = {
         "final": guarded(states[10], pad),
         "previous": states[9].reshape(-1),
         "other_guard": poisoned(np.float32, pad),
     }
-    box = CheckerDir(PROBLEM, tmp_path / "check")
-
-    def decide(outs: dict, name: str) -> dict:
-        return box.verify("perf", 1, inputs, write_outputs(tmp_path / name, {"perf": outs}))
-
-    assert decide(good, "ok")["passed"]
+    assert perf.decide(good, "ok")["passed"]
     for name in ("final", "previous"):
         wrong = {k: v.copy() for k, v in good.items()}
         wrong[name][67 * 20 + 30] += 0.01
-        report = decide(wrong, name)
+        report = perf.decide(wrong, name)
         assert report["passed"] is False and report["failures"][0].startswith(
             f"perf: {name}: 1 of"
         ), report

@@ -12,8 +12,13 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_emulated import Inputs, another_draw, check_module, guarded, small_perf
-from tests.grading.split_harness import CheckerDir, write_outputs
+from tests.grading.split_emulated import (
+    Inputs,
+    SmallPerf,
+    another_draw,
+    guarded,
+    mutant_failures,
+)
 
 PROBLEM = load_suite("builtin")["transpose"]
 SMALL = ["0x5", "5x0", "1x37", "31x33", "64x96", "257x129-offset"]
@@ -97,28 +102,20 @@ MUTATIONS = {
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_a_wrong_output_fails_naming_case_and_array(run: Inputs, tmp_path: Path, name: str) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _outputs(run, SMALL)
-    mutate(out, run)
-    failures = run.failures(out, tmp_path)
+    failures = mutant_failures(run, _outputs(run, SMALL), mutate, tmp_path)
     assert len(failures) == 1 and failures[0].startswith(expected), failures
 
 
 def test_every_timed_call_is_checked_in_its_orientation(tmp_path: Path) -> None:
     """The checker's own perf case at a small size: call r views the buffer as A x B (even r)
     or B x A (odd r); the right transposes pass, one of the wrong view fails."""
-    module = check_module(PROBLEM, tmp_path / "module")
-    case = module.perf_case(np.random.default_rng(3), 67, 45, 4)
-    inputs = small_perf(tmp_path / "in", case)
+    perf = SmallPerf(PROBLEM, tmp_path, lambda m, rng: m.perf_case(rng, 67, 45, 4))
+    case = perf.case
     x, g = case["in"], int(case["guard"])
     views = [x.reshape(67, 45), x.reshape(45, 67)]
     good = {f"out{r}": _transposed(views[r % 2], g) for r in range(4)}
-    box = CheckerDir(PROBLEM, tmp_path / "check")
-
-    def decide(outs: dict, name: str) -> dict:
-        return box.verify("perf", 1, inputs, write_outputs(tmp_path / name, {"perf": outs}))
-
-    assert decide(good, "ok")["passed"]
-    report = decide({**good, "out3": good["out2"]}, "view")
+    assert perf.decide(good, "ok")["passed"]
+    report = perf.decide({**good, "out3": good["out2"]}, "view")
     assert report["passed"] is False and report["failures"][0].startswith("perf: out3 (bits): "), (
         report
     )

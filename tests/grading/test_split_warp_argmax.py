@@ -12,8 +12,13 @@ import numpy as np
 import pytest
 
 from cudaenv.problems import load_suite
-from tests.grading.split_emulated import Inputs, another_draw, check_module, guarded, small_perf
-from tests.grading.split_harness import CheckerDir, write_outputs
+from tests.grading.split_emulated import (
+    Inputs,
+    SmallPerf,
+    another_draw,
+    guarded,
+    mutant_failures,
+)
 
 PROBLEM = load_suite("builtin")["warp-argmax"]
 SMALL = ["n0-random", "n33-many-ties", "n100-signed-zeros", "n1000-random", "n65-extremes"]
@@ -112,22 +117,18 @@ MUTATIONS = {
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_a_wrong_output_fails_naming_case_and_array(run: Inputs, tmp_path: Path, name: str) -> None:
     mutate, expected = MUTATIONS[name]
-    out = _outputs(run, SMALL)
-    mutate(out, run)
-    failures = run.failures(out, tmp_path)
+    failures = mutant_failures(run, _outputs(run, SMALL), mutate, tmp_path)
     assert len(failures) == 1 and failures[0].startswith(expected), failures
 
 
 def test_every_timed_call_is_checked(tmp_path: Path) -> None:
     """The checker's own perf case at a small size: every call's pair passes; one wrong index
     in the last call fails."""
-    module = check_module(PROBLEM, tmp_path / "module")
-    case = module.perf_case(np.random.default_rng(3), 32 * 500, 5)
-    inputs = small_perf(tmp_path / "in", case)
+    perf = SmallPerf(PROBLEM, tmp_path, lambda m, rng: m.perf_case(rng, 32 * 500, 5))
+    case = perf.case
     good = {k: v for t in range(5) for k, v in _answer(case.inputs, str(t)).items()}
-    box = CheckerDir(PROBLEM, tmp_path / "check")
-    ok = box.verify("perf", 1, inputs, write_outputs(tmp_path / "ok", {"perf": good}))
+    ok = perf.decide(good, "ok")
     assert ok["passed"], ok
     good["seg_arg4"][499] -= 1
-    bad = box.verify("perf", 1, inputs, write_outputs(tmp_path / "bad", {"perf": good}))
+    bad = perf.decide(good, "bad")
     assert bad["passed"] is False and bad["failures"][0].startswith("perf: seg_arg4: 1 of 500"), bad
