@@ -19,7 +19,9 @@ def test_every_cccl_and_cublas_problem_is_split() -> None:
     assert len(PROBLEMS) == 10
     for task_id in PROBLEMS:
         p = SUITE[task_id]
+        shared = ["test/cudaenv_cublas.h"] if p.group == "cublas" else []
         assert p.split and [f.path for f in p.test_files] == [
+            *shared,
             "test/cudaenv_runner.h",
             "test/runner.cpp",
         ]

@@ -6,44 +6,19 @@
 #include <cublas_v2.h>
 #include "axpy_dot.h"
 #include "cudaenv_runner.h"
+#include "cudaenv_cublas.h"
 
 using cudaenv::Case;
 using cudaenv::DeviceArray;
-
-static void cublas_check(cublasStatus_t s, const char* what) {
-    if (s != CUBLAS_STATUS_SUCCESS) throw cudaenv::CaseError("%s: cuBLAS status %d", what, (int)s);
-}
-
-// One handle for the whole run, as a caller would keep it.
-static cublasHandle_t handle() {
-    static cublasHandle_t h = [] {
-        cublasHandle_t made = nullptr;
-        cublas_check(cublasCreate(&made), "cublasCreate");
-        return made;
-    }();
-    return h;
-}
-
-// The settings the prompt says to leave as found: pointer mode, math mode, and whether the
-// handle's stream is still the default one.
-static std::vector<int32_t> settings(cublasHandle_t h) {
-    cublasPointerMode_t pointer;
-    cublasMath_t math;
-    cudaStream_t stream;
-    cublas_check(cublasGetPointerMode(h, &pointer), "cublasGetPointerMode");
-    cublas_check(cublasGetMathMode(h, &math), "cublasGetMathMode");
-    cublas_check(cublasGetStream(h, &stream), "cublasGetStream");
-    return {(int32_t)pointer, (int32_t)math, stream == nullptr ? 1 : 0};
-}
 
 // One call on the first n elements of x and y; both hold `guard` poisoned elements after them.
 static void test_case(Case& c) {
     const int n = c.scalar<int32_t>("n");
     const float a = c.scalar<float>("a");
-    cublasHandle_t h = handle();
+    cublasHandle_t h = cudaenv::cublas_handle();
     DeviceArray<float> x(c.input<float>("x")), y(c.input<float>("y"));
     cudaenv::check(cudaDeviceSynchronize(), "upload");
-    c.output("settings_before", settings(h));
+    c.output("settings_before", cudaenv::cublas_settings(h));
     float dot = -1.0f;
     {
         cudaenv::Call call(n > 0);  // on a GPU the grader checks that kernels ran in here
@@ -56,7 +31,7 @@ static void test_case(Case& c) {
     c.output("x", x.download(x.size()));
     cudaenv::sync("axpy_dot");
     c.output_scalar("dot", dot);
-    c.output("settings_after", settings(h));
+    c.output("settings_after", cudaenv::cublas_settings(h));
 }
 
 int main(int argc, char** argv) { return cudaenv::run(argc, argv, test_case); }

@@ -6,35 +6,10 @@
 #include <cublas_v2.h>
 #include "batched_gemm.h"
 #include "cudaenv_runner.h"
+#include "cudaenv_cublas.h"
 
 using cudaenv::Case;
 using cudaenv::DeviceArray;
-
-static void cublas_check(cublasStatus_t s, const char* what) {
-    if (s != CUBLAS_STATUS_SUCCESS) throw cudaenv::CaseError("%s: cuBLAS status %d", what, (int)s);
-}
-
-// One handle for the whole run, as a caller would keep it.
-static cublasHandle_t handle() {
-    static cublasHandle_t h = [] {
-        cublasHandle_t made = nullptr;
-        cublas_check(cublasCreate(&made), "cublasCreate");
-        return made;
-    }();
-    return h;
-}
-
-// The settings the prompt says to restore: pointer mode, math mode, and whether the handle's
-// stream is still the default one.
-static std::vector<int32_t> settings(cublasHandle_t h) {
-    cublasPointerMode_t pointer;
-    cublasMath_t math;
-    cudaStream_t stream;
-    cublas_check(cublasGetPointerMode(h, &pointer), "cublasGetPointerMode");
-    cublas_check(cublasGetMathMode(h, &math), "cublasGetMathMode");
-    cublas_check(cublasGetStream(h, &stream), "cublasGetStream");
-    return {(int32_t)pointer, (int32_t)math, stream == nullptr ? 1 : 0};
-}
 
 struct Shape {
     int m, n, k, batch;
@@ -51,11 +26,11 @@ static Shape shape_of(Case& c) {
 static void test_case(Case& c) {
     const Shape s = shape_of(c);
     const size_t guard = (size_t)s.m * s.n;
-    cublasHandle_t h = handle();
+    cublasHandle_t h = cudaenv::cublas_handle();
     DeviceArray<float> A(c.input<float>("A")), B(c.input<float>("B")), C(s.c_size() + guard);
     C.poison();
     cudaenv::check(cudaDeviceSynchronize(), "upload");
-    c.output("settings_before", settings(h));
+    c.output("settings_before", cudaenv::cublas_settings(h));
     {
         cudaenv::Call call(s.batch > 0);  // on a GPU the grader checks that kernels ran in here
         batched_gemm(h, s.m, s.n, s.k, s.batch, A.get(), B.get(), C.get());
@@ -64,7 +39,7 @@ static void test_case(Case& c) {
     c.output("C", C.download(C.size()));
     c.output("A", A.download(A.size()));
     c.output("B", B.download(B.size()));
-    c.output("settings_after", settings(h));
+    c.output("settings_after", cudaenv::cublas_settings(h));
 }
 
 // The benchmark: three warm-up calls into a scratch C, then `iters` timed calls on the same A
@@ -72,7 +47,7 @@ static void test_case(Case& c) {
 static void perf_case(Case& c) {
     const Shape s = shape_of(c);
     const int iters = c.scalar<int32_t>("iters"), warmup = c.scalar<int32_t>("warmup");
-    cublasHandle_t h = handle();
+    cublasHandle_t h = cudaenv::cublas_handle();
     DeviceArray<float> A(c.input<float>("A")), B(c.input<float>("B")), warm(s.c_size());
     std::vector<DeviceArray<float>> outs;
     for (int it = 0; it < iters; ++it) {

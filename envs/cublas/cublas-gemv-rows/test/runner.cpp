@@ -5,46 +5,21 @@
 #include <vector>
 #include <cublas_v2.h>
 #include "cudaenv_runner.h"
+#include "cudaenv_cublas.h"
 #include "gemv_rows.h"
 
 using cudaenv::Case;
 using cudaenv::DeviceArray;
 
-static void cublas_check(cublasStatus_t s, const char* what) {
-    if (s != CUBLAS_STATUS_SUCCESS) throw cudaenv::CaseError("%s: cuBLAS status %d", what, (int)s);
-}
-
-// One handle for the whole run, as a caller would keep it.
-static cublasHandle_t handle() {
-    static cublasHandle_t h = [] {
-        cublasHandle_t made = nullptr;
-        cublas_check(cublasCreate(&made), "cublasCreate");
-        return made;
-    }();
-    return h;
-}
-
-// The settings the prompt says to restore: pointer mode, math mode, and whether the handle's
-// stream is still the default one.
-static std::vector<int32_t> settings(cublasHandle_t h) {
-    cublasPointerMode_t pointer;
-    cublasMath_t math;
-    cudaStream_t stream;
-    cublas_check(cublasGetPointerMode(h, &pointer), "cublasGetPointerMode");
-    cublas_check(cublasGetMathMode(h, &math), "cublasGetMathMode");
-    cublas_check(cublasGetStream(h, &stream), "cublasGetStream");
-    return {(int32_t)pointer, (int32_t)math, stream == nullptr ? 1 : 0};
-}
-
 // One call; y comes back with `guard` elements after it, poisoned before the call.
 static void test_case(Case& c) {
     const int rows = c.scalar<int32_t>("rows"), cols = c.scalar<int32_t>("cols");
     const size_t guard = (size_t)c.scalar<int32_t>("guard");
-    cublasHandle_t h = handle();
+    cublasHandle_t h = cudaenv::cublas_handle();
     DeviceArray<float> A(c.input<float>("A")), x(c.input<float>("x")), y((size_t)rows + guard);
     y.poison();
     cudaenv::check(cudaDeviceSynchronize(), "upload");
-    c.output("settings_before", settings(h));
+    c.output("settings_before", cudaenv::cublas_settings(h));
     {
         // on a GPU the grader checks that kernels ran in here (cols == 0 is a memset)
         cudaenv::Call call(rows > 0 && cols > 0);
@@ -54,7 +29,7 @@ static void test_case(Case& c) {
     c.output("y", y.download(y.size()));
     c.output("A", A.download(A.size()));
     c.output("x", x.download(x.size()));
-    c.output("settings_after", settings(h));
+    c.output("settings_after", cudaenv::cublas_settings(h));
 }
 
 // The benchmark: three warm-up calls into a scratch y, then `iters` timed calls on the same A
@@ -62,7 +37,7 @@ static void test_case(Case& c) {
 static void perf_case(Case& c) {
     const int rows = c.scalar<int32_t>("rows"), cols = c.scalar<int32_t>("cols");
     const int iters = c.scalar<int32_t>("iters"), warmup = c.scalar<int32_t>("warmup");
-    cublasHandle_t h = handle();
+    cublasHandle_t h = cudaenv::cublas_handle();
     DeviceArray<float> A(c.input<float>("A")), x(c.input<float>("x")), warm((size_t)rows);
     std::vector<DeviceArray<float>> outs;
     for (int it = 0; it < iters; ++it) {

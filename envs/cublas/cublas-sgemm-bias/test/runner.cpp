@@ -5,36 +5,11 @@
 #include <vector>
 #include <cublas_v2.h>
 #include "cudaenv_runner.h"
+#include "cudaenv_cublas.h"
 #include "sgemm_bias.h"
 
 using cudaenv::Case;
 using cudaenv::DeviceArray;
-
-static void cublas_check(cublasStatus_t s, const char* what) {
-    if (s != CUBLAS_STATUS_SUCCESS) throw cudaenv::CaseError("%s: cuBLAS status %d", what, (int)s);
-}
-
-// One handle for the whole run, as a caller would keep it.
-static cublasHandle_t handle() {
-    static cublasHandle_t h = [] {
-        cublasHandle_t made = nullptr;
-        cublas_check(cublasCreate(&made), "cublasCreate");
-        return made;
-    }();
-    return h;
-}
-
-// The settings the prompt says to restore: pointer mode, math mode, and whether the handle's
-// stream is still the default one.
-static std::vector<int32_t> settings(cublasHandle_t h) {
-    cublasPointerMode_t pointer;
-    cublasMath_t math;
-    cudaStream_t stream;
-    cublas_check(cublasGetPointerMode(h, &pointer), "cublasGetPointerMode");
-    cublas_check(cublasGetMathMode(h, &math), "cublasGetMathMode");
-    cublas_check(cublasGetStream(h, &stream), "cublasGetStream");
-    return {(int32_t)pointer, (int32_t)math, stream == nullptr ? 1 : 0};
-}
 
 struct Inputs {
     int m, n, k;
@@ -52,11 +27,11 @@ struct Inputs {
 static void test_case(Case& c) {
     Inputs in(c);
     const size_t guard = (size_t)c.scalar<int32_t>("guard");
-    cublasHandle_t h = handle();
+    cublasHandle_t h = cudaenv::cublas_handle();
     DeviceArray<float> C(in.c_size() + guard);
     C.poison();
     cudaenv::check(cudaDeviceSynchronize(), "upload");
-    c.output("settings_before", settings(h));
+    c.output("settings_before", cudaenv::cublas_settings(h));
     {
         // on a GPU the grader checks that kernels ran in here (with k == 0, C is the bias
         // broadcast, which copies alone can do)
@@ -68,7 +43,7 @@ static void test_case(Case& c) {
     c.output("A", in.A.download(in.A.size()));
     c.output("B", in.B.download(in.B.size()));
     c.output("bias", in.bias.download(in.bias.size()));
-    c.output("settings_after", settings(h));
+    c.output("settings_after", cudaenv::cublas_settings(h));
 }
 
 // The benchmark: three warm-up calls into a scratch C, then `iters` timed calls on the same
@@ -76,7 +51,7 @@ static void test_case(Case& c) {
 static void perf_case(Case& c) {
     Inputs in(c);
     const int iters = c.scalar<int32_t>("iters"), warmup = c.scalar<int32_t>("warmup");
-    cublasHandle_t h = handle();
+    cublasHandle_t h = cudaenv::cublas_handle();
     DeviceArray<float> warm(in.c_size());
     std::vector<DeviceArray<float>> outs;
     for (int it = 0; it < iters; ++it) {
