@@ -72,7 +72,7 @@ __all__ = [
 _REDEFINE = re.compile(r"^\s*#\s*pragma\s+redefine_extname\b", re.MULTILINE)
 _ASM = {"asm", "__asm__", "__asm"}
 _NOT_DECLARATOR = {"volatile", "goto", "inline", "__volatile__", "return", "else", "do"}
-VERSION = "18"  # bump when a rule changes: cached answers of older rules are not reused
+VERSION = "19"  # bump when a rule changes: cached answers of older rules are not reused
 
 
 _COMPILER_OUTPUT = re.compile(
@@ -379,6 +379,15 @@ def apply(
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 
+def _without_leading_dots(name: str) -> str:
+    """``name`` without its leading ``./`` and ``../`` steps: a quoted include such as
+    ``"../include/x.h"`` resolves through an ``-I`` folder to a workspace file ending so."""
+    parts = posixpath.normpath(name).split("/")
+    while parts and parts[0] in (".", ".."):
+        parts.pop(0)
+    return "/".join(parts)
+
+
 def _included(path: str, files: Iterable[SourceFile]) -> list[str]:
     """The headers ``path`` names in its ``#include`` lines, and those the workspace's own
     headers it includes name in turn, as ``/name``: what a TU whose compile kept no line
@@ -391,5 +400,6 @@ def _included(path: str, files: Iterable[SourceFile]) -> list[str]:
             if "/" + name in seen:
                 continue
             seen.append("/" + name)
-            todo += [p for p in texts if p == name or p.endswith("/" + name)]
+            tail = _without_leading_dots(name)  # "../include/x.h" found as include/x.h
+            todo += [p for p in texts if p == tail or p.endswith("/" + tail)]
     return seen

@@ -157,3 +157,18 @@ def test_a_tu_without_line_markers_is_known_by_its_include_lines() -> None:
     assert headers == ["/relu.h", "/vector", "/cudnn_frontend.h"]
     assert header_allowances(headers, HEADER_CLASS_ALLOWANCES) == {"file access"}
     assert header_allowances(_included("solution.cpp", files[:1]), HEADER_CLASS_ALLOWANCES) == set()
+
+
+def test_an_include_that_steps_up_a_folder_is_followed_into_the_workspace() -> None:
+    """``#include "../include/x.h"`` from the workspace root resolves through ``-I include``
+    (nvcc tries include/../include/x.h): the header it names is the workspace's include/x.h,
+    whose own includes (the cuDNN frontend here) count too."""
+    from cudaenv.grading.static_cpp import _included
+
+    files = [
+        SourceFile(path="solution.cpp", content='#include "../include/block.h"\n'),
+        SourceFile(path="include/block.h", content="#pragma once\n#include <cudnn_frontend.h>\n"),
+    ]
+    headers = _included("solution.cpp", files)
+    assert headers == ["/../include/block.h", "/cudnn_frontend.h"]
+    assert header_allowances(headers, HEADER_CLASS_ALLOWANCES) == {"file access"}
